@@ -1,0 +1,56 @@
+"""hexrag: LightRAG's graph-RAG query pipeline as a pure core behind storage ports.
+
+Quick start (everything in memory)::
+
+    from hexrag import QueryEngine, QueryParam, QueryScope
+    engine = QueryEngine(entities=..., relationships=..., chunks=..., graph=...,
+                         chunk_store=..., embedder=...)
+    data = await engine.query_data("Which CRM features does Acme ship?",
+                                   QueryParam(mode="hybrid", scope=QueryScope(product_id="p1")))
+"""
+
+from hexrag.core.engine import QueryEngine, QueryResult
+from hexrag.core.errors import (
+    BackendError,
+    BackendTimeout,
+    BackendUnavailable,
+    ConfigurationError,
+    HexragError,
+    InvalidQuery,
+    InvalidScope,
+    NotFound,
+)
+from hexrag.core.model import (
+    Chunk,
+    EngineSettings,
+    Entity,
+    QueryParam,
+    QueryScope,
+    Relation,
+    VectorHit,
+    VectorRecord,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendError",
+    "BackendTimeout",
+    "BackendUnavailable",
+    "Chunk",
+    "ConfigurationError",
+    "EngineSettings",
+    "Entity",
+    "HexragError",
+    "InvalidQuery",
+    "InvalidScope",
+    "NotFound",
+    "QueryEngine",
+    "QueryParam",
+    "QueryResult",
+    "QueryScope",
+    "Relation",
+    "VectorHit",
+    "VectorRecord",
+    "__version__",
+]

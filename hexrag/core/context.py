@@ -1,0 +1,202 @@
+"""Stage 4: chunk budget, rerank, chunk_top_k, final truncation, references, context string."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from hexrag.core import prompts
+from hexrag.core.model import QueryParam
+from hexrag.core.run import ChunkItem, QueryRun
+from hexrag.core.tokenizer import Tokenizer, truncate_list_by_token_size
+
+__all__ = [
+    "EffectiveUserPrompt",
+    "FinalChunks",
+    "assign_references",
+    "kg_chunk_budget",
+    "naive_chunk_budget",
+    "process_chunks",
+    "render_chunks",
+    "render_references",
+    "resolve_user_prompt",
+]
+
+BUFFER_TOKENS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class EffectiveUserPrompt:
+    """The composed instructions (``text``, cache-key material) and their template slot."""
+
+    text: str
+    slot: str
+
+
+def resolve_user_prompt(param: QueryParam, prefix: str) -> EffectiveUserPrompt:
+    """Server prefix + the caller's ``user_prompt``, unstripped (``resolve_user_prompt``)."""
+    text = ("" if param.disable_user_prompt_prefix else (prefix or "")) + (param.user_prompt or "")
+    return EffectiveUserPrompt(text=text, slot=("\n\n" + text) if text else "n/a")
+
+
+def _count(tokenizer: Tokenizer, text: str) -> int:
+    counter = getattr(tokenizer, "count_tokens", None)
+    if counter is not None:
+        return int(counter(text))
+    return len(tokenizer.encode(text))
+
+
+def kg_chunk_budget(
+    run: QueryRun,
+    entities_str: str,
+    relations_str: str,
+    system_prompt: str | None,
+) -> int:
+    """Tokens left for chunks in a KG query (LightRAG ``_build_context_str``)."""
+    template = system_prompt or prompts.RAG_RESPONSE
+    up = resolve_user_prompt(run.param, run.settings.user_prompt_prefix)
+    response_type = run.param.response_type or "Multiple Paragraphs"
+    kg = prompts.KG_QUERY_CONTEXT.format(
+        entities_str=entities_str,
+        relations_str=relations_str,
+        text_chunks_str="",
+        reference_list_str="",
+    )
+    sys_text = template.format(context_data="", response_type=response_type, user_prompt=up.text)
+    tok = run.tokenizer
+    return run.param.max_total_tokens - (
+        _count(tok, sys_text) + _count(tok, kg) + _count(tok, run.query) + BUFFER_TOKENS
+    )
+
+
+def naive_chunk_budget(run: QueryRun, system_prompt: str | None) -> int:
+    """Tokens left for chunks in a naive query (uses the slot, not the text, as LightRAG does)."""
+    template = system_prompt or prompts.NAIVE_RAG_RESPONSE
+    up = resolve_user_prompt(run.param, run.settings.user_prompt_prefix)
+    response_type = run.param.response_type or "Multiple Paragraphs"
+    sys_text = template.format(response_type=response_type, user_prompt=up.slot, content_data="")
+    tok = run.tokenizer
+    return run.param.max_total_tokens - (
+        _count(tok, sys_text) + _count(tok, run.query) + BUFFER_TOKENS
+    )
+
+
+def assign_references(chunks: Sequence[ChunkItem]) -> tuple[list[dict[str, str]], list[ChunkItem]]:
+    """Reference ids by (count desc, first appearance); ``""`` for chunks without a path."""
+    counts: dict[str, int] = {}
+    first: dict[str, int] = {}
+    for i, c in enumerate(chunks):
+        fp = c.file_path
+        if fp and fp != "unknown_source":
+            counts[fp] = counts.get(fp, 0) + 1
+            first.setdefault(fp, i)
+    ordered = sorted(counts, key=lambda p: (-counts[p], first[p]))
+    ref_of = {p: str(i + 1) for i, p in enumerate(ordered)}
+    updated = [
+        replace(
+            c,
+            reference_id=ref_of[c.file_path]
+            if c.file_path and c.file_path != "unknown_source"
+            else "",
+        )
+        for c in chunks
+    ]
+    return [{"reference_id": ref_of[p], "file_path": p} for p in ordered], updated
+
+
+def render_chunks(chunks: Sequence[ChunkItem]) -> str:
+    """One JSON line per chunk: ``{"reference_id", "content"[, "content_headings"]}``."""
+    lines = []
+    for c in chunks:
+        entry: dict[str, Any] = {"reference_id": c.reference_id, "content": c.content}
+        if c.content_headings:
+            entry["content_headings"] = c.content_headings
+        lines.append(json.dumps(entry, ensure_ascii=False))
+    return "\n".join(lines)
+
+
+def render_references(references: Sequence[dict[str, str]]) -> str:
+    """``[n] path`` lines."""
+    return "\n".join(
+        f"[{r['reference_id']}] {r['file_path']}" for r in references if r["reference_id"]
+    )
+
+
+@dataclass
+class FinalChunks:
+    """Stage 4's chunk output."""
+
+    chunks: list[ChunkItem]
+    references: list[dict[str, str]]
+    rerank_error: str | None = None
+
+
+async def _rerank(run: QueryRun, chunks: list[ChunkItem]) -> tuple[list[ChunkItem], str | None]:
+    if run.reranker is None:
+        return chunks, None
+    top_n = run.param.chunk_top_k or len(chunks)
+    try:
+        results = await run.reranker.rerank(run.query, [c.content for c in chunks], top_n)
+    except Exception as exc:  # LightRAG keeps the original order when reranking fails
+        return chunks, f"{type(exc).__name__}: {exc}"
+    out: list[ChunkItem] = []
+    for r in results:
+        index, score = getattr(r, "index", None), getattr(r, "relevance_score", None)
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(chunks):
+            continue
+        if isinstance(score, bool):
+            continue
+        try:
+            fscore = float(score)  # type: ignore[arg-type]
+        except (TypeError, ValueError, OverflowError):
+            continue
+        if not math.isfinite(fscore):
+            continue
+        out.append(replace(chunks[index], rerank_score=fscore))
+    return (out or chunks), None
+
+
+def _truncate_chunks(chunks: list[ChunkItem], budget: int, tokenizer: Tokenizer) -> list[ChunkItem]:
+    """LightRAG's two-stage ``_truncate_chunks_for_unified_context``."""
+    if budget <= 0 or not chunks:
+        return []
+
+    def approx(c: ChunkItem) -> str:
+        payload: dict[str, Any] = {"content": c.content}
+        if c.content_headings:
+            payload["content_headings"] = c.content_headings
+        return json.dumps(payload, ensure_ascii=False)
+
+    k = truncate_list_by_token_size([approx(c) for c in chunks], "\n", budget, tokenizer)
+    while k > 0:
+        _, rendered = assign_references(chunks[:k])
+        if _count(tokenizer, render_chunks(rendered)) <= budget:
+            break
+        k -= 1
+    return chunks[:k]
+
+
+async def process_chunks(run: QueryRun, chunks: list[ChunkItem], budget: int) -> FinalChunks:
+    """Rerank (when enabled), min score, ``chunk_top_k``, token truncation, references."""
+    param = run.param
+    rerank_error = None
+    if param.enable_rerank and run.query and chunks:
+        chunks, rerank_error = await _rerank(run, chunks)
+    if param.enable_rerank and chunks:
+        min_score = run.settings.min_rerank_score
+        if min_score > 0.0:
+            chunks = [
+                c
+                for c in chunks
+                if (1.0 if c.rerank_score is None else c.rerank_score) >= min_score
+            ]
+            if not chunks:
+                return FinalChunks([], [], rerank_error)
+    if param.chunk_top_k is not None and param.chunk_top_k > 0:
+        chunks = chunks[: param.chunk_top_k]
+    chunks = _truncate_chunks(chunks, budget, run.tokenizer)
+    references, chunks = assign_references(chunks)
+    return FinalChunks(chunks, references, rerank_error)

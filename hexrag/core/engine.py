@@ -1,0 +1,493 @@
+"""The composition root and orchestrator: :class:`QueryEngine`.
+
+A ``QueryEngine`` is built from port instances (memory adapters in tests, real backends in
+production) and runs LightRAG 1.5.7's query path: keywords → stage 1 search → stage 2
+truncation → stage 3 chunk recovery → stage 4 context → answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hexrag.core import prompts
+from hexrag.core.chunks import recover_chunks
+from hexrag.core.context import (
+    FinalChunks,
+    kg_chunk_budget,
+    naive_chunk_budget,
+    process_chunks,
+    render_chunks,
+    render_references,
+    resolve_user_prompt,
+)
+from hexrag.core.errors import ConfigurationError
+from hexrag.core.hashing import answer_cache_key, llm_cache_identity, serialize_identity
+from hexrag.core.keywords import extract_keywords
+from hexrag.core.model import EngineSettings, QueryParam
+from hexrag.core.output import (
+    empty_user_format,
+    no_result,
+    user_format,
+)
+from hexrag.core.run import ChunkFetcher, ChunkItem, QueryRun, RunStats, Stores
+from hexrag.core.search import perform_search, vector_chunks
+from hexrag.core.tokenizer import Tokenizer, default_tokenizer
+from hexrag.core.truncation import truncate
+from hexrag.core.validation import validate_query
+from hexrag.ports import (
+    LLM,
+    Cache,
+    ChunkStore,
+    Embedder,
+    GraphStore,
+    Reranker,
+    VectorIndex,
+)
+
+__all__ = ["QueryEngine", "QueryResult"]
+
+
+@dataclass
+class QueryResult:
+    """What a query produced (LightRAG's ``QueryResult``).
+
+    Exactly one of ``content`` / ``response_iterator`` is set. ``raw_data`` is the
+    ``/query/data`` structure (``None`` only on a failure without data).
+    """
+
+    content: str | None = None
+    response_iterator: AsyncIterator[str] | None = None
+    raw_data: dict[str, Any] | None = None
+    is_streaming: bool = False
+    llm_generated: bool = True
+    cache_hit: bool = False
+
+
+@dataclass
+class _Context:
+    context: str
+    raw_data: dict[str, Any]
+    hl_str: str
+    ll_str: str
+
+
+class QueryEngine:
+    """LightRAG's query pipeline over any set of adapters.
+
+    Args:
+        entities, relationships, chunks: the three vector indexes.
+        graph: the knowledge graph.
+        chunk_store: chunk text and metadata.
+        embedder: must be the model that produced the stored vectors.
+        llm: answers and keyword extraction; without one, keywords come from the
+            deterministic extractor and only context/prompt/data queries work.
+        reranker: used when ``QueryParam.enable_rerank`` is true.
+        cache: keyword and answer cache (LightRAG's ``llm_response_cache``).
+        settings: engine-wide settings (defaults from LightRAG's environment variables).
+        tokenizer: defaults to tiktoken ``o200k_base`` (LightRAG's default).
+        corpus_version: an async callable returning a string that changes whenever the
+            indexed data changes; it is part of the answer-cache key so that a cached answer is
+            never served after a write.
+    """
+
+    def __init__(
+        self,
+        *,
+        entities: VectorIndex,
+        relationships: VectorIndex,
+        chunks: VectorIndex,
+        graph: GraphStore,
+        chunk_store: ChunkStore,
+        embedder: Embedder,
+        llm: LLM | None = None,
+        reranker: Reranker | None = None,
+        cache: Cache | None = None,
+        settings: EngineSettings | None = None,
+        tokenizer: Tokenizer | None = None,
+        corpus_version: Callable[[], Awaitable[str]] | None = None,
+    ) -> None:
+        self.stores = Stores(
+            entities=entities,
+            relationships=relationships,
+            chunks=chunks,
+            graph=graph,
+            chunk_store=chunk_store,
+        )
+        self.embedder = embedder
+        self.llm = llm
+        self.reranker = reranker
+        self.cache = cache
+        self.settings = settings or EngineSettings()
+        self.tokenizer: Tokenizer = tokenizer or default_tokenizer()
+        self.corpus_version = corpus_version
+
+    # ---------------------------------------------------------------- public API
+
+    async def query_data(self, query: str, param: QueryParam | None = None) -> dict[str, Any]:
+        """The ``/query/data`` structure: retrieval only, no answer (LightRAG ``aquery_data``)."""
+        param = (param or QueryParam()).model_copy(
+            update={"only_need_context": True, "only_need_prompt": False, "stream": False}
+        )
+        if param.mode == "bypass":
+            validate_query(query, "bypass")
+            return empty_user_format("bypass")
+        result = await self.query_result(query, param)
+        return result.raw_data if result.raw_data is not None else {}
+
+    async def query(
+        self, query: str, param: QueryParam | None = None, *, system_prompt: str | None = None
+    ) -> str | AsyncIterator[str]:
+        """The answer; the context with ``only_need_context``; the prompt with
+        ``only_need_prompt``; an async iterator of pieces with ``stream=True``."""
+        result = await self.query_result(query, param, system_prompt=system_prompt)
+        if result.response_iterator is not None:
+            return result.response_iterator
+        return result.content or ""
+
+    async def query_result(
+        self, query: str, param: QueryParam | None = None, *, system_prompt: str | None = None
+    ) -> QueryResult:
+        """The full result (LightRAG ``aquery_llm``): raw data plus content or stream."""
+        param = param or QueryParam()
+        query = validate_query(query, param.mode)
+        if param.mode == "bypass":
+            return await self._bypass(query, param, system_prompt)
+        run = self._new_run(query, param)
+        if param.mode == "naive":
+            ctx = await self._naive_context(run, system_prompt)
+        else:
+            ctx_or_fail = await self._kg_context(run, system_prompt)
+            if isinstance(ctx_or_fail, QueryResult):
+                return ctx_or_fail
+            ctx = ctx_or_fail
+        if ctx is None:
+            return QueryResult(
+                content=prompts.FAIL_RESPONSE,
+                raw_data=no_result(param.mode, self._info(run)),
+                llm_generated=False,
+            )
+        return await self._answer(run, ctx, system_prompt)
+
+    # ---------------------------------------------------------------- internals
+
+    def _new_run(self, query: str, param: QueryParam) -> QueryRun:
+        stats = RunStats()
+        return QueryRun(
+            query=query,
+            param=param,
+            settings=self.settings,
+            stores=self.stores,
+            embedder=self.embedder,
+            reranker=self.reranker,
+            tokenizer=self.tokenizer,
+            stats=stats,
+            fetcher=ChunkFetcher(self.stores.chunk_store, stats),
+        )
+
+    def _info(self, run: QueryRun) -> dict[str, Any]:
+        return run.stats.processing_info(run.scope, self.settings.missing_chunk_sample_size)
+
+    def _identity_json(self, role: str) -> str:
+        return serialize_identity(
+            llm_cache_identity(
+                role,
+                binding=self.settings.llm_binding,
+                model=(self.llm.model_name if self.llm is not None else None)
+                or self.settings.llm_model_name,
+                host=self.settings.llm_binding_host,
+            )
+        )
+
+    def _cache_enabled(self) -> bool:
+        return self.cache is not None and self.settings.enable_llm_cache
+
+    async def _keywords(self, run: QueryRun) -> tuple[list[str], list[str]]:
+        param = run.param
+        if param.hl_keywords or param.ll_keywords:
+            run.stats.keyword_source = "supplied"
+            return list(param.hl_keywords), list(param.ll_keywords)
+        result = await extract_keywords(
+            run.query,
+            mode=param.mode,
+            llm=self.llm,
+            cache=self.cache if self._cache_enabled() else None,
+            language=self.settings.summary_language,
+            identity_json=self._identity_json("keyword"),
+            param_meta={
+                "mode": param.mode,
+                "response_type": param.response_type,
+                "top_k": param.top_k,
+                "chunk_top_k": param.chunk_top_k,
+                "max_entity_tokens": param.max_entity_tokens,
+                "max_relation_tokens": param.max_relation_tokens,
+                "max_total_tokens": param.max_total_tokens,
+                "user_prompt": param.user_prompt or "",
+                "enable_rerank": param.enable_rerank,
+            },
+        )
+        run.stats.keyword_source = result.source
+        run.stats.llm_error = result.llm_error
+        return list(result.hl), list(result.ll)
+
+    async def _kg_context(
+        self, run: QueryRun, system_prompt: str | None
+    ) -> _Context | QueryResult | None:
+        hl, ll = await self._keywords(run)
+        if not hl and not ll:
+            if len(run.query) < 50:
+                ll = [run.query]
+            else:
+                # LightRAG answers "[no-context]" without data here (and /query/data then
+                # fails with HTTP 500); we say what happened.
+                return QueryResult(
+                    content=prompts.FAIL_RESPONSE,
+                    raw_data={
+                        "status": "failure",
+                        "message": "No keywords could be extracted from the query.",
+                        "data": {},
+                        "metadata": {
+                            "failure_reason": "no_keywords",
+                            "mode": run.param.mode,
+                            "processing_info": self._info(run),
+                        },
+                    },
+                    llm_generated=False,
+                )
+        ll_str = ", ".join(ll)
+        hl_str = ", ".join(hl)
+        param = run.param
+
+        # Stage 1
+        found = await perform_search(run, ll_str, hl_str)
+        if not found.entities and not found.relations:
+            if param.mode != "mix" or not found.vector_chunks:
+                return None
+        # Stage 2
+        cut = truncate(
+            found.entities,
+            found.relations,
+            max_entity_tokens=param.max_entity_tokens,
+            max_relation_tokens=param.max_relation_tokens,
+            tokenizer=self.tokenizer,
+        )
+        # Stage 3
+        merged = await recover_chunks(run, cut.entities, cut.relations, found.vector_chunks)
+        if not merged and not cut.entity_lines and not cut.relation_lines:
+            return None
+        # Stage 4
+        entities_str = "\n".join(cut.entity_lines)
+        relations_str = "\n".join(cut.relation_lines)
+        budget = kg_chunk_budget(run, entities_str, relations_str, system_prompt)
+        final = await process_chunks(run, merged, budget)
+        keywords = {
+            "high_level": hl_str.split(", ") if hl_str else [],
+            "low_level": ll_str.split(", ") if ll_str else [],
+        }
+        processing_info = {
+            "total_entities_found": len(found.entities),
+            "total_relations_found": len(found.relations),
+            "entities_after_truncation": len(cut.entities),
+            "relations_after_truncation": len(cut.relations),
+            "merged_chunks_count": len(merged),
+            "final_chunks_count": len(final.chunks),
+            **self._info(run),
+        }
+        if final.rerank_error:
+            processing_info["rerank_error"] = final.rerank_error
+        if not cut.entity_lines and not cut.relation_lines and not final.chunks:
+            raw = empty_user_format(param.mode)
+            raw["status"] = "failure"
+            raw["message"] = "Query returned empty dataset."
+            raw["metadata"]["keywords"] = keywords
+            raw["metadata"]["processing_info"] = {**processing_info, "final_chunks_count": 0}
+            return _Context("", raw, hl_str, ll_str)
+        context = prompts.KG_QUERY_CONTEXT.format(
+            entities_str=entities_str,
+            relations_str=relations_str,
+            text_chunks_str=render_chunks(final.chunks),
+            reference_list_str=render_references(final.references),
+        )
+        raw = user_format(cut.entities, cut.relations, final.chunks, final.references, param.mode)
+        raw["metadata"]["keywords"] = keywords
+        raw["metadata"]["processing_info"] = processing_info
+        return _Context(context, raw, hl_str, ll_str)
+
+    async def _naive_context(self, run: QueryRun, system_prompt: str | None) -> _Context | None:
+        vectors = await run.embedder.embed([run.query])
+        run.query_vector = vectors[0]
+        found = await vector_chunks(run, run.query_vector)
+        if not found:
+            return None
+        items: list[ChunkItem] = [
+            ChunkItem(chunk_id=v["chunk_id"], content=v["content"], file_path=v["file_path"])
+            for v in found
+        ]
+        need_records = run.scope is not None or self.settings.enable_content_headings
+        if need_records:
+            from hexrag.core.headings import (
+                SECTION_CONTEXT_MAX_TOKENS,
+                format_parent_headings,
+                truncate_section_context,
+            )
+            from hexrag.core.scope import chunk_in_scope
+
+            records = await run.fetcher.get([c.chunk_id for c in items])
+            kept: list[ChunkItem] = []
+            for item, rec in zip(items, records, strict=True):
+                if run.scope is not None and (rec is None or not chunk_in_scope(run.scope, rec)):
+                    run.stats.scope_chunk_guard_removed += 1
+                    continue
+                if self.settings.enable_content_headings and rec is not None:
+                    path = truncate_section_context(
+                        format_parent_headings(rec.metadata),
+                        self.tokenizer,
+                        SECTION_CONTEXT_MAX_TOKENS,
+                    )
+                    if path:
+                        item.content_headings = path
+                kept.append(item)
+            items = kept
+            if not items:
+                return None
+        budget = naive_chunk_budget(run, system_prompt)
+        final: FinalChunks = await process_chunks(run, items, budget)
+        raw = user_format([], [], final.chunks, final.references, "naive")
+        raw["metadata"]["keywords"] = {"high_level": [], "low_level": []}
+        raw["metadata"]["processing_info"] = {
+            "total_chunks_found": len(items),
+            "final_chunks_count": len(final.chunks),
+            **self._info(run),
+        }
+        if final.rerank_error:
+            raw["metadata"]["processing_info"]["rerank_error"] = final.rerank_error
+        context = prompts.NAIVE_QUERY_CONTEXT.format(
+            text_chunks_str=render_chunks(final.chunks),
+            reference_list_str=render_references(final.references),
+        )
+        return _Context(context, raw, "", "")
+
+    def _history(self, param: QueryParam) -> list[dict[str, Any]]:
+        history = list(param.conversation_history)
+        if param.history_turns > 0 and len(history) > 2 * param.history_turns:
+            history = history[-2 * param.history_turns :]
+        return history
+
+    async def _answer(self, run: QueryRun, ctx: _Context, system_prompt: str | None) -> QueryResult:
+        param = run.param
+        if param.only_need_context and not param.only_need_prompt:
+            return QueryResult(content=ctx.context, raw_data=ctx.raw_data, llm_generated=False)
+        up = resolve_user_prompt(param, self.settings.user_prompt_prefix)
+        naive = param.mode == "naive"
+        if naive:
+            sys_prompt = (system_prompt or prompts.NAIVE_RAG_RESPONSE).format(
+                response_type=param.response_type, user_prompt=up.slot, content_data=ctx.context
+            )
+        else:
+            sys_prompt = (system_prompt or prompts.RAG_RESPONSE).format(
+                response_type=param.response_type or "Multiple Paragraphs",
+                user_prompt=up.slot,
+                context_data=ctx.context,
+            )
+        if param.only_need_prompt:
+            return QueryResult(
+                content="\n\n".join([sys_prompt, "---User Query---", run.query]),
+                raw_data=ctx.raw_data,
+                llm_generated=False,
+            )
+        if self.llm is None:
+            raise ConfigurationError(
+                "no LLM is configured: configure one, or ask for only_need_context, "
+                "only_need_prompt or query_data"
+            )
+        history = self._history(param)
+        use_cache = self._cache_enabled() and not history
+        key = None
+        if use_cache:
+            extra: tuple[str, ...] = ()
+            if self.corpus_version is not None:
+                extra = ("corpus-version", await self.corpus_version())
+            key = answer_cache_key(
+                mode=param.mode,
+                query=run.query,
+                response_type=param.response_type,
+                top_k=param.top_k,
+                chunk_top_k=param.chunk_top_k,
+                max_entity_tokens=param.max_entity_tokens,
+                max_relation_tokens=param.max_relation_tokens,
+                max_total_tokens=param.max_total_tokens,
+                hl_keywords_str=None if naive else ctx.hl_str,
+                ll_keywords_str=None if naive else ctx.ll_str,
+                user_prompt_text=up.text,
+                enable_rerank=param.enable_rerank,
+                enable_content_headings=self.settings.enable_content_headings,
+                identity_json=self._identity_json("query"),
+                extra=extra,
+            )
+            assert self.cache is not None
+            (hit,) = await self.cache.get_many([key])
+            if hit is not None and isinstance(hit.get("return"), str) and hit["return"]:
+                return QueryResult(content=hit["return"], raw_data=ctx.raw_data, cache_hit=True)
+        if param.stream:
+            iterator = self.llm.stream(run.query, system_prompt=sys_prompt, history=history)
+            return QueryResult(response_iterator=iterator, raw_data=ctx.raw_data, is_streaming=True)
+        answer = await self.llm.complete(run.query, system_prompt=sys_prompt, history=history)
+        if use_cache and key is not None and answer:
+            assert self.cache is not None
+            now = int(time.time())
+            queryparam: dict[str, Any] = {
+                "answer_cache_version": "query-answer-cache-v2",
+                "mode": param.mode,
+                "response_type": param.response_type,
+                "top_k": param.top_k,
+                "chunk_top_k": param.chunk_top_k,
+                "max_entity_tokens": param.max_entity_tokens,
+                "max_relation_tokens": param.max_relation_tokens,
+                "max_total_tokens": param.max_total_tokens,
+            }
+            if not naive:
+                queryparam["hl_keywords"] = ctx.hl_str
+                queryparam["ll_keywords"] = ctx.ll_str
+            queryparam.update(
+                {
+                    "user_prompt": param.user_prompt or "",
+                    "enable_rerank": param.enable_rerank,
+                    "enable_content_headings": self.settings.enable_content_headings,
+                }
+            )
+            await self.cache.set_many(
+                {
+                    key: {
+                        "return": answer,
+                        "cache_type": "query",
+                        "chunk_id": None,
+                        "original_prompt": run.query,
+                        "queryparam": queryparam,
+                        "create_time": now,
+                        "update_time": now,
+                        "_id": key,
+                    }
+                }
+            )
+        return QueryResult(content=answer, raw_data=ctx.raw_data)
+
+    async def _bypass(
+        self, query: str, param: QueryParam, system_prompt: str | None
+    ) -> QueryResult:
+        if param.only_need_context or param.only_need_prompt:
+            return QueryResult(
+                content="", raw_data=empty_user_format("bypass"), llm_generated=False
+            )
+        if self.llm is None:
+            raise ConfigurationError("bypass mode needs an LLM; none is configured")
+        history = self._history(param)
+        raw = {"status": "success", "data": {}, "metadata": {}}
+        if param.stream:
+            raw["message"] = "Bypass mode LLM streaming response"
+            it = self.llm.stream(query, system_prompt=system_prompt, history=history)
+            return QueryResult(response_iterator=it, raw_data=raw, is_streaming=True)
+        raw["message"] = "Bypass mode LLM non streaming response"
+        answer = await self.llm.complete(query, system_prompt=system_prompt, history=history)
+        return QueryResult(content=answer, raw_data=raw)

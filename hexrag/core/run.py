@@ -1,0 +1,180 @@
+"""Per-query state shared by the four stages: stores, settings, scope, statistics.
+
+The chunk store is read through :class:`ChunkFetcher`, which batches and memoises, so the
+stages can ask for chunks where LightRAG does and still cost at most a couple of round trips.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hexrag.core.model import (
+    Chunk,
+    EngineSettings,
+    Entity,
+    QueryParam,
+    QueryScope,
+    Relation,
+)
+from hexrag.ports import ChunkStore, Embedder, GraphStore, Reranker, VectorIndex
+
+
+@dataclass(frozen=True, slots=True)
+class Stores:
+    """The storage ports a query needs."""
+
+    entities: VectorIndex
+    relationships: VectorIndex
+    chunks: VectorIndex
+    graph: GraphStore
+    chunk_store: ChunkStore
+
+
+@dataclass
+class EntityItem:
+    """An entity as stage 1 found it.
+
+    ``created_at`` is the value LightRAG reports: the vector index's timestamp for
+    local-sourced entities (may be ``None``), the graph's for global-sourced ones.
+    """
+
+    entity: Entity
+    rank: int | None
+    created_at: Any
+
+    @property
+    def name(self) -> str:
+        """The entity name."""
+        return self.entity.name
+
+
+@dataclass
+class RelationItem:
+    """A relation as stage 1 found it.
+
+    ``entity1``/``entity2`` are the orientation LightRAG shows: the sorted pair for relations
+    found from entities (local), the vector index's orientation for relation hits (global).
+    """
+
+    relation: Relation
+    entity1: str
+    entity2: str
+    rank: int | None
+    created_at: Any
+    resolved_by: str  # "local" | "pair" | "chunk"
+
+    @property
+    def weight(self) -> float:
+        """The stored weight, 1.0 when missing (LightRAG's default)."""
+        return 1.0 if self.relation.weight is None else float(self.relation.weight)
+
+
+@dataclass
+class ChunkItem:
+    """A chunk travelling through stages 3 and 4."""
+
+    chunk_id: str
+    content: str
+    file_path: Any
+    content_headings: str = ""
+    rerank_score: float | None = None
+    reference_id: str = ""
+
+
+@dataclass
+class RunStats:
+    """hexrag's additions to ``processing_info``: what each query really did."""
+
+    keyword_source: str = "supplied"
+    relation_lookup: str = "pair"
+    relations_resolved_by_chunk: int = 0
+    relations_resolved_by_pair: int = 0
+    relations_unresolved: int = 0
+    missing_chunk_ids: dict[str, None] = field(default_factory=dict)
+    scope_graph_removed_entities: int = 0
+    scope_graph_removed_relations: int = 0
+    scope_chunk_guard_removed: int = 0
+    chunk_pick_method: str = "VECTOR"
+    chunk_pick_fallbacks: int = 0
+    llm_error: str | None = None
+
+    def processing_info(self, scope: QueryScope | None, sample_size: int) -> dict[str, Any]:
+        """The additions, as they appear in ``metadata.processing_info``."""
+        missing = list(self.missing_chunk_ids)
+        info: dict[str, Any] = {
+            "keyword_source": self.keyword_source,
+            "relation_lookup": self.relation_lookup,
+            "relations_resolved_by_chunk": self.relations_resolved_by_chunk,
+            "relations_resolved_by_pair": self.relations_resolved_by_pair,
+            "relations_unresolved": self.relations_unresolved,
+            "missing_chunk_count": len(missing),
+            "missing_chunk_sample": missing[:sample_size],
+            "chunk_pick_method": self.chunk_pick_method,
+            "chunk_pick_fallbacks": self.chunk_pick_fallbacks,
+        }
+        if self.llm_error:
+            info["keyword_llm_error"] = self.llm_error
+        info["scope"] = {
+            "applied": scope is not None and not scope.is_empty,
+            "filter": scope.model_dump(exclude_none=True) if scope is not None else {},
+            "vector_prefilter": scope is not None and not scope.is_empty,
+            "graph_removed_entities": self.scope_graph_removed_entities,
+            "graph_removed_relations": self.scope_graph_removed_relations,
+            "chunk_guard_removed": self.scope_chunk_guard_removed,
+        }
+        return info
+
+
+class ChunkFetcher:
+    """Batched, memoised access to the chunk store for one query; records missing ids."""
+
+    def __init__(self, store: ChunkStore, stats: RunStats) -> None:
+        self._store = store
+        self._stats = stats
+        self._known: dict[str, Chunk | None] = {}
+
+    async def prefetch(self, ids: Iterable[str]) -> None:
+        """Load every id not seen yet, in one call."""
+        wanted = [i for i in dict.fromkeys(ids) if i not in self._known]
+        if not wanted:
+            return
+        records = await self._store.get_chunks(wanted)
+        for cid, rec in zip(wanted, records, strict=True):
+            self._known[cid] = rec
+            if rec is None:
+                self._stats.missing_chunk_ids[cid] = None
+
+    async def get(self, ids: Sequence[str]) -> list[Chunk | None]:
+        """Chunks in request order (``None`` for missing), fetching what is not known yet."""
+        await self.prefetch(ids)
+        return [self._known[i] for i in ids]
+
+    def known(self, cid: str) -> Chunk | None:
+        """A chunk already fetched (``None`` if missing or not fetched)."""
+        return self._known.get(cid)
+
+
+@dataclass
+class QueryRun:
+    """Everything one query needs and accumulates."""
+
+    query: str
+    param: QueryParam
+    settings: EngineSettings
+    stores: Stores
+    embedder: Embedder
+    reranker: Reranker | None
+    tokenizer: Any
+    stats: RunStats
+    fetcher: ChunkFetcher
+    query_vector: np.ndarray | None = None
+
+    @property
+    def scope(self) -> QueryScope | None:
+        """The query's scope, ``None`` when unscoped."""
+        s = self.param.scope
+        return None if s is None or s.is_empty else s

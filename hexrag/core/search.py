@@ -1,0 +1,305 @@
+"""Stage 1: vector search, graph expansion, round-robin merge (LightRAG ``_perform_kg_search``).
+
+Scope layers (a) and (b) live here: vector searches are pre-filtered by the index, and graph
+expansion keeps only entities and relations with at least one in-scope source.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hexrag.core.merge import round_robin
+from hexrag.core.model import Entity, Relation
+from hexrag.core.run import EntityItem, QueryRun, RelationItem
+from hexrag.core.scope import chunk_in_scope, record_sources, sources_verdict
+from hexrag.core.source_ids import parse_source_ids
+
+__all__ = ["SearchResult", "perform_search", "relation_key"]
+
+
+@dataclass
+class SearchResult:
+    """What stage 1 hands to stage 2."""
+
+    entities: list[EntityItem] = field(default_factory=list)
+    relations: list[RelationItem] = field(default_factory=list)
+    vector_chunks: list[dict[str, Any]] = field(default_factory=list)
+
+
+def relation_key(item: RelationItem, strategy: str) -> Hashable:
+    """Dedup key: the sorted pair under LightRAG's pair strategy, the relation id otherwise."""
+    return item.relation.pair if strategy == "pair" else item.relation.id
+
+
+# ---------------------------------------------------------------------------------------
+# Scope layer (b)
+# ---------------------------------------------------------------------------------------
+
+
+def _own_verdict(run: QueryRun, record: Entity | Relation) -> bool | None:
+    return sources_verdict(run.scope, record_sources(record.properties, record.file_path))
+
+
+async def _scope_filter_records(run: QueryRun, records: Sequence[Entity | Relation]) -> list[bool]:
+    """In-scope flags for graph records; undecided ones are settled by their chunks (one batch)."""
+    if run.scope is None:
+        return [True] * len(records)
+    verdicts = [_own_verdict(run, r) for r in records]
+    undecided = [i for i, v in enumerate(verdicts) if v is None]
+    if undecided:
+        ids_per = {i: parse_source_ids(records[i].source_id) for i in undecided}
+        await run.fetcher.prefetch(cid for ids in ids_per.values() for cid in ids)
+        for i, ids in ids_per.items():
+            verdicts[i] = any(
+                (c := run.fetcher.known(cid)) is not None and chunk_in_scope(run.scope, c)
+                for cid in ids
+            )
+    return [bool(v) for v in verdicts]
+
+
+async def _filter_entities(run: QueryRun, items: list[EntityItem]) -> list[EntityItem]:
+    flags = await _scope_filter_records(run, [i.entity for i in items])
+    run.stats.scope_graph_removed_entities += flags.count(False)
+    return [i for i, ok in zip(items, flags, strict=True) if ok]
+
+
+async def _filter_relations(run: QueryRun, items: list[RelationItem]) -> list[RelationItem]:
+    flags = await _scope_filter_records(run, [i.relation for i in items])
+    run.stats.scope_graph_removed_relations += flags.count(False)
+    return [i for i, ok in zip(items, flags, strict=True) if ok]
+
+
+# ---------------------------------------------------------------------------------------
+# Local: entities, then their edges (LightRAG ``_get_node_data``)
+# ---------------------------------------------------------------------------------------
+
+
+async def _local(
+    run: QueryRun, vector: np.ndarray, strategy: str
+) -> tuple[list[EntityItem], list[RelationItem]]:
+    stores = run.stores
+    hits = await stores.entities.query(vector, run.param.top_k, scope=run.scope)
+    hits = [h for h in hits if h.record.entity_name]
+    if not hits:
+        return [], []
+    names = [h.record.entity_name for h in hits]  # duplicates kept, as LightRAG does
+    nodes, degrees = await asyncio.gather(
+        stores.graph.get_nodes(names),  # type: ignore[arg-type]
+        stores.graph.node_degrees(names),  # type: ignore[arg-type]
+    )
+    entities = [
+        EntityItem(
+            entity=nodes[h.record.entity_name],  # type: ignore[index]
+            rank=degrees.get(h.record.entity_name, 0),  # type: ignore[arg-type]
+            created_at=h.record.created_at,
+        )
+        for h in hits
+        if h.record.entity_name in nodes
+    ]
+    entities = await _filter_entities(run, entities)
+    if not entities:
+        return [], []
+
+    order = list(dict.fromkeys(e.name for e in entities))
+    edges_by_node = await stores.graph.get_node_edges(order)
+    picked: list[Relation] = []
+    seen: set[Hashable] = set()
+    for name in order:
+        for rel in edges_by_node.get(name, []):
+            key = rel.pair if strategy == "pair" else rel.id
+            if key not in seen:
+                seen.add(key)
+                picked.append(rel)
+    if not picked:
+        return entities, []
+    pairs = list(dict.fromkeys(r.pair for r in picked))
+    edge_degrees = await stores.graph.edge_degrees(pairs)
+    relations = [
+        RelationItem(
+            relation=rel,
+            entity1=rel.pair[0],
+            entity2=rel.pair[1],
+            rank=edge_degrees.get(rel.pair, 0),
+            created_at=rel.created_at if rel.created_at is not None else "",
+            resolved_by="local",
+        )
+        for rel in picked
+    ]
+    relations.sort(key=lambda r: (r.rank or 0, r.weight), reverse=True)
+    relations = await _filter_relations(run, relations)
+    return entities, relations
+
+
+# ---------------------------------------------------------------------------------------
+# Global: relation hits, resolved to graph edges, then their endpoints (``_get_edge_data``)
+# ---------------------------------------------------------------------------------------
+
+
+async def _global(
+    run: QueryRun, vector: np.ndarray, strategy: str
+) -> tuple[list[RelationItem], list[EntityItem]]:
+    stores = run.stores
+    hits = await stores.relationships.query(vector, run.param.top_k, scope=run.scope)
+    hits = [h for h in hits if h.record.src_id is not None and h.record.tgt_id is not None]
+    if not hits:
+        return [], []
+
+    resolved: list[list[Relation]] = [[] for _ in hits]
+    how: list[str] = ["pair"] * len(hits)
+    if strategy == "chunk":
+        ids_per_hit = [parse_source_ids(h.record.source_id) for h in hits]
+        wanted = list(dict.fromkeys(c for ids in ids_per_hit for c in ids))
+        by_chunk = await stores.graph.get_edges_by_chunk_ids(wanted) if wanted else {}
+        for i, (hit, ids) in enumerate(zip(hits, ids_per_hit, strict=True)):
+            a, b = hit.record.src_id, hit.record.tgt_id
+            pair = (a, b) if a <= b else (b, a)  # type: ignore[operator]
+            found: dict[str, Relation] = {}
+            for cid in ids:
+                for rel in by_chunk.get(cid, []):
+                    if rel.pair == pair and rel.id not in found:
+                        found[rel.id] = rel
+            if found:
+                resolved[i] = list(found.values())
+                how[i] = "chunk"
+    fallback = [i for i in range(len(hits)) if not resolved[i]]
+    if fallback:
+        pairs = [(hits[i].record.src_id, hits[i].record.tgt_id) for i in fallback]
+        by_pair = await stores.graph.get_edges_by_pairs(pairs)  # type: ignore[arg-type]
+        for i, pair in zip(fallback, pairs, strict=True):
+            rels = by_pair.get(pair, [])  # type: ignore[arg-type]
+            if rels:
+                resolved[i] = [rels[0]]  # LightRAG keeps one edge per pair
+                how[i] = "pair"
+
+    relations: list[RelationItem] = []
+    for hit, rels, h in zip(hits, resolved, how, strict=True):
+        if not rels:
+            run.stats.relations_unresolved += 1
+            continue
+        if h == "chunk":
+            run.stats.relations_resolved_by_chunk += 1
+        else:
+            run.stats.relations_resolved_by_pair += 1
+        for rel in rels:
+            relations.append(
+                RelationItem(
+                    relation=rel,
+                    entity1=hit.record.src_id,  # type: ignore[arg-type]
+                    entity2=hit.record.tgt_id,  # type: ignore[arg-type]
+                    rank=None,
+                    created_at=(
+                        rel.created_at if rel.created_at is not None else hit.record.created_at
+                    ),
+                    resolved_by=h,
+                )
+            )
+    relations = await _filter_relations(run, relations)
+    if not relations:
+        return [], []
+
+    names: list[str] = []
+    seen: set[str] = set()
+    for r in relations:
+        for n in (r.entity1, r.entity2):
+            if n not in seen:
+                seen.add(n)
+                names.append(n)
+    nodes = await stores.graph.get_nodes(names)
+    entities = [
+        EntityItem(
+            entity=nodes[n],
+            rank=None,
+            created_at=nodes[n].created_at if nodes[n].created_at is not None else "",
+        )
+        for n in names
+        if n in nodes
+    ]
+    entities = await _filter_entities(run, entities)
+    return relations, entities
+
+
+# ---------------------------------------------------------------------------------------
+# Mix: direct chunk search (``_get_vector_context``)
+# ---------------------------------------------------------------------------------------
+
+
+async def vector_chunks(run: QueryRun, vector: np.ndarray) -> list[dict[str, Any]]:
+    """Chunks found by searching the chunk index with the raw query (mix and naive)."""
+    top_k = run.param.chunk_top_k or run.param.top_k
+    hits = await run.stores.chunks.query(vector, top_k, scope=run.scope)
+    out = []
+    for h in hits:
+        if h.record.content is None:
+            continue
+        out.append(
+            {
+                "content": h.record.content,
+                "created_at": h.record.created_at,
+                "file_path": h.record.file_path,
+                "chunk_id": h.record.id,
+            }
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Orchestration
+# ---------------------------------------------------------------------------------------
+
+
+async def perform_search(run: QueryRun, ll_str: str, hl_str: str) -> SearchResult:
+    """Run the branches the mode needs (with LightRAG's fall-through) and merge them.
+
+    ``local`` with no low-level keywords, and ``global`` with no high-level ones, fall
+    through to whatever keywords exist (LightRAG spec section 2).
+    """
+    mode = run.param.mode
+    strategy = run.settings.lookup_for(mode)
+    run.stats.relation_lookup = strategy
+    if mode == "local" and ll_str:
+        run_local, run_global = True, False
+    elif mode == "global" and hl_str:
+        run_local, run_global = False, True
+    else:
+        run_local, run_global = bool(ll_str), bool(hl_str)
+    run_vector = mode == "mix"
+
+    texts: list[str] = []
+    if run.query:
+        texts.append(run.query)
+    if run_local:
+        texts.append(ll_str)
+    if run_global:
+        texts.append(hl_str)
+    vectors = await run.embedder.embed(texts) if texts else np.zeros((0, 0), np.float32)
+    pos = 0
+    if run.query:
+        run.query_vector = np.asarray(vectors[0], dtype=np.float32)
+        pos = 1
+    ll_vec = vectors[pos] if run_local else None
+    hl_vec = vectors[pos + int(run_local)] if run_global else None
+
+    async def none2() -> tuple[list[Any], list[Any]]:
+        return [], []
+
+    async def none1() -> list[dict[str, Any]]:
+        return []
+
+    local_task = _local(run, ll_vec, strategy) if ll_vec is not None else none2()
+    global_task = _global(run, hl_vec, strategy) if hl_vec is not None else none2()
+    vector_task = (
+        vector_chunks(run, run.query_vector)
+        if run_vector and run.query_vector is not None
+        else none1()
+    )
+    (local_e, local_r), (global_r, global_e), vchunks = await asyncio.gather(
+        local_task, global_task, vector_task
+    )
+    entities = round_robin([local_e, global_e], key=lambda e: e.name)
+    relations = round_robin([local_r, global_r], key=lambda r: relation_key(r, strategy))
+    return SearchResult(entities=entities, relations=relations, vector_chunks=vchunks)

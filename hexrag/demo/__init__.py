@@ -1,0 +1,170 @@
+"""The embedded demo: a small real knowledge base about two Acme products, in memory.
+
+``hexrag demo`` loads ``data/kb.json`` into the memory adapters (vectors from the deterministic
+hashing embedder) and shows what each mode retrieves for one question, with and without a
+scope.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from hexrag.adapters.memory import (
+    HashingEmbedder,
+    MemoryCache,
+    MemoryChunkStore,
+    MemoryGraphStore,
+    MemoryVectorIndex,
+)
+from hexrag.core.engine import QueryEngine
+from hexrag.core.ids import entity_id, mdhash_id, relation_id
+from hexrag.core.model import Chunk, EngineSettings, Entity, Relation, VectorRecord
+
+__all__ = ["DEFAULT_QUESTION", "DemoStack", "build_demo_engine", "load_kb"]
+
+DEFAULT_QUESTION = "How do I set up single sign-on with Okta?"
+
+_CHUNK_FIELDS = {"id", "content", "tokens", "full_doc_id", "chunk_order_index", "file_path"}
+
+
+def load_kb() -> dict[str, Any]:
+    """The demo knowledge base as stored in the package."""
+    text = resources.files("hexrag.demo").joinpath("data/kb.json").read_text(encoding="utf-8")
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+@dataclass
+class DemoStack:
+    """The demo's stores, embedder and engine."""
+
+    engine: QueryEngine
+    entities: MemoryVectorIndex
+    relationships: MemoryVectorIndex
+    chunks: MemoryVectorIndex
+    graph: MemoryGraphStore
+    chunk_store: MemoryChunkStore
+
+
+async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None = None) -> DemoStack:
+    """Load the demo knowledge base into memory adapters and build an engine over them."""
+    kb = load_kb()
+    embedder = HashingEmbedder(dim)
+    entities = MemoryVectorIndex("entities", dim)
+    relationships = MemoryVectorIndex("relationships", dim)
+    chunk_index = MemoryVectorIndex("chunks", dim)
+    graph = MemoryGraphStore()
+    chunk_store = MemoryChunkStore()
+
+    chunks = [
+        Chunk(
+            id=c["id"],
+            content=c["content"],
+            tokens=c.get("tokens"),
+            full_doc_id=c.get("full_doc_id"),
+            chunk_order_index=c.get("chunk_order_index"),
+            file_path=c.get("file_path"),
+            metadata={k: v for k, v in c.items() if k not in _CHUNK_FIELDS},
+        )
+        for c in kb["chunks"]
+    ]
+    await chunk_store.upsert_chunks(chunks)
+    vecs = await embedder.embed([c.content for c in chunks])
+    await chunk_index.upsert(
+        [
+            VectorRecord(
+                id=c.id,
+                vector=v,
+                content=c.content,
+                file_path=c.file_path,
+                full_doc_id=c.full_doc_id,
+                metadata={
+                    "product_id": c.metadata["product_id"],
+                    "category_id": c.metadata["category_id"],
+                },
+            )
+            for c, v in zip(chunks, vecs, strict=True)
+        ]
+    )
+
+    ents = [
+        Entity(
+            name=e["name"],
+            entity_type=e["entity_type"],
+            description=e["description"],
+            source_id=e["source_id"],
+            file_path=e["file_path"],
+            created_at=e["created_at"],
+        )
+        for e in kb["entities"]
+    ]
+    await graph.upsert_nodes(ents)
+    contents = [f"{e.name}\n{e.description}" for e in ents]
+    vecs = await embedder.embed(contents)
+    await entities.upsert(
+        [
+            VectorRecord(
+                id=entity_id(e.name),
+                vector=v,
+                entity_name=e.name,
+                content=text,
+                source_id=e.source_id,
+                file_path=e.file_path,
+                created_at=e.created_at,
+            )
+            for e, v, text in zip(ents, vecs, contents, strict=True)
+        ]
+    )
+
+    rels: list[Relation] = []
+    seen_pairs: dict[tuple[str, str], int] = {}
+    for r in kb["relations"]:
+        a, b = sorted((r["src_id"], r["tgt_id"]))
+        n = seen_pairs.get((a, b), 0)
+        seen_pairs[(a, b)] = n + 1
+        rid = relation_id(a, b) if n == 0 else mdhash_id(f"{a}{b}#{n}", "rel-")
+        rels.append(
+            Relation(
+                id=rid,
+                src_id=a,
+                tgt_id=b,
+                description=r["description"],
+                keywords=r["keywords"],
+                weight=r["weight"],
+                source_id=r["source_id"],
+                file_path=r["file_path"],
+                created_at=r["created_at"],
+            )
+        )
+    await graph.upsert_edges(rels)
+    # One vector per relation, as a PostgreSQL vector table keeps it (seed 001).
+    rel_texts = [f"{r.keywords}\t{r.src_id}\n{r.tgt_id}\n{r.description}" for r in rels]
+    vecs = await embedder.embed(rel_texts)
+    await relationships.upsert(
+        [
+            VectorRecord(
+                id=r.id,
+                vector=v,
+                src_id=r.src_id,
+                tgt_id=r.tgt_id,
+                content=text,
+                source_id=r.source_id,
+                file_path=r.file_path,
+                created_at=r.created_at,
+            )
+            for r, v, text in zip(rels, vecs, rel_texts, strict=True)
+        ]
+    )
+    engine = QueryEngine(
+        entities=entities,
+        relationships=relationships,
+        chunks=chunk_index,
+        graph=graph,
+        chunk_store=chunk_store,
+        embedder=embedder,
+        cache=MemoryCache(),
+        settings=settings or EngineSettings(),
+    )
+    return DemoStack(engine, entities, relationships, chunk_index, graph, chunk_store)

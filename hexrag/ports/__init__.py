@@ -1,0 +1,11 @@
+"""The ports: what the core needs from the outside world, as ``typing.Protocol`` classes."""
+
+from hexrag.ports.cache import Cache
+from hexrag.ports.chunk_store import ChunkStore
+from hexrag.ports.embedder import Embedder
+from hexrag.ports.graph_store import GraphStore
+from hexrag.ports.llm import LLM
+from hexrag.ports.reranker import Reranker
+from hexrag.ports.vector_index import VectorIndex
+
+__all__ = ["LLM", "Cache", "ChunkStore", "Embedder", "GraphStore", "Reranker", "VectorIndex"]

@@ -1,0 +1,84 @@
+"""VectorIndex port: one collection of embedded records (entities, relationships or chunks)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from hexrag.core.model import QueryScope, VectorHit, VectorRecord
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """A cosine-similarity index over :class:`~hexrag.core.model.VectorRecord` rows.
+
+    One instance serves one namespace (``"entities"``, ``"relationships"`` or ``"chunks"``).
+    Every method is one round trip to the backend, whatever the number of ids.
+    """
+
+    @property
+    def namespace(self) -> str:
+        """``"entities"``, ``"relationships"`` or ``"chunks"``."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """The embedding dimension this index stores."""
+        ...
+
+    @property
+    def cosine_threshold(self) -> float:
+        """Minimum cosine similarity of a hit (LightRAG's ``cosine_better_than_threshold``)."""
+        ...
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        """Insert or replace records by id (idempotent; the last write of an id wins).
+
+        Every record must carry a vector of length :attr:`dim`; otherwise
+        :class:`~hexrag.core.errors.ConfigurationError` is raised and nothing is written.
+        An upserted record is visible to every later call (read-your-writes).
+        """
+        ...
+
+    async def query(
+        self,
+        vector: np.ndarray | Sequence[float],
+        top_k: int,
+        *,
+        scope: QueryScope | None = None,
+    ) -> list[VectorHit]:
+        """The ``top_k`` records most similar to ``vector``, best first.
+
+        * ``score`` is the cosine similarity (higher is better, in [-1, 1]); the query vector
+          need not be normalised.
+        * Only records with ``score >= cosine_threshold`` are returned (so fewer than
+          ``top_k`` may come back; an empty index gives ``[]``).
+        * Ties on score are broken by id, ascending.
+        * ``scope`` pre-filters **before** ranking, so ``top_k`` counts admitted records:
+          a record is excluded only when a scope field it knows (first-class metadata, else
+          its encoded ``file_path``) contradicts the scope; see
+          :func:`hexrag.core.scope.prefilter_match`. ``None`` or an empty scope filters nothing.
+        * Returned records carry every stored field except that ``vector`` may be ``None``.
+        """
+        ...
+
+    async def get(self, ids: Sequence[str]) -> list[VectorRecord | None]:
+        """Records by id, in request order, ``None`` for a missing id (no exception)."""
+        ...
+
+    async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors (float32, 1-D, as upserted up to storage precision) of the ids found.
+
+        Missing ids are absent from the result. Duplicate ids appear once.
+        """
+        ...
+
+    async def delete(self, ids: Sequence[str]) -> None:
+        """Remove records by id; unknown ids are ignored."""
+        ...
+
+    async def count(self) -> int:
+        """Number of stored records."""
+        ...
