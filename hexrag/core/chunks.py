@@ -77,8 +77,12 @@ class _Picker:
         return weighted_polling(sorted_lists, max_related, 1)
 
 
-async def _materialise(run: QueryRun, selected: list[str]) -> list[tuple[str, Chunk]]:
+async def _materialise(
+    run: QueryRun, selected: list[str], also: Sequence[str] = ()
+) -> list[tuple[str, Chunk]]:
     unique = list(dict.fromkeys(selected))
+    # ``also``: ids the query will need later anyway (vector chunks), fetched in the same call
+    await run.fetcher.prefetch([*unique, *also])
     records = await run.fetcher.get(unique)
     out = []
     for cid, rec in zip(unique, records, strict=True):
@@ -137,12 +141,16 @@ async def recover_chunks(
     if run.settings.kg_chunk_pick_method == "VECTOR" and run.query_vector is not None:
         await picker.prefetch_vectors([c for ids in ent_lists + rel_raw for c in ids])
 
+    later: list[str] = []
+    if vector_chunks and (run.scope is not None or run.settings.enable_content_headings):
+        later = [v["chunk_id"] for v in vector_chunks]
+
     entity_chunks: list[tuple[str, Chunk]] = []
     if ent_lists:
         kept, counts = _count_and_dedup(ent_lists)
         selected = await picker.pick(_sort_by_count(kept, counts))
         if selected:
-            entity_chunks = await _materialise(run, selected)
+            entity_chunks = await _materialise(run, selected, later)
 
     relation_chunks: list[tuple[str, Chunk]] = []
     if rel_raw:
@@ -152,7 +160,7 @@ async def recover_chunks(
         if kept:
             selected = await picker.pick(_sort_by_count(kept, counts))
             if selected:
-                relation_chunks = await _materialise(run, selected)
+                relation_chunks = await _materialise(run, selected, later)
 
     vec_items: list[ChunkItem] = []
     if vector_chunks:
