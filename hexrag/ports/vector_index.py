@@ -69,7 +69,8 @@ class VectorIndex(Protocol):
         ...
 
     async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Stored vectors (float32, 1-D, as upserted up to storage precision) of the ids found.
+        """Stored vectors (float32, 1-D) of the ids found: a vector with the direction of the
+        one upserted (it may be normalised), up to storage precision.
 
         Missing ids are absent from the result. Duplicate ids appear once.
         """

@@ -23,7 +23,7 @@ BUDGET = {
     "entities": 1,
     "relationships": 1,
     "chunks": 2,  # mix search + one vector fetch for VECTOR picking
-    "graph": 6,
+    "graph": 7,  # local 4 + relation hits by chunk ids, pair fallback, endpoints
     "chunk_store": 2,
     "embedder": 1,
 }
