@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hexrag.core import prompts
+from hexrag.core.auto_mode import choose_mode
 from hexrag.core.chunks import recover_chunks
 from hexrag.core.context import (
     FinalChunks,
@@ -153,6 +154,14 @@ class QueryEngine:
         """The full result (LightRAG ``aquery_llm``): raw data plus content or stream."""
         param = param or QueryParam()
         query = validate_query(query, param.mode)
+        if param.mode == "auto":
+            choice = await choose_mode(query, self.llm)
+            result = await self.query_result(
+                query, param.model_copy(update={"mode": choice.mode}), system_prompt=system_prompt
+            )
+            if result.raw_data is not None:
+                result.raw_data.setdefault("metadata", {})["mode_selection"] = choice.as_metadata()
+            return result
         if param.mode == "bypass":
             return await self._bypass(query, param, system_prompt)
         run = self._new_run(query, param)

@@ -32,8 +32,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hexrag.core.errors import InvalidQuery, InvalidScope
 
-QueryMode = Literal["local", "global", "hybrid", "naive", "mix", "bypass"]
-QUERY_MODES: tuple[str, ...] = ("local", "global", "hybrid", "naive", "mix", "bypass")
+QueryMode = Literal["local", "global", "hybrid", "naive", "mix", "bypass", "auto"]
+QUERY_MODES: tuple[str, ...] = ("local", "global", "hybrid", "naive", "mix", "bypass", "auto")
 KG_MODES: tuple[str, ...] = ("local", "global", "hybrid", "mix")
 ChunkPickMethod = Literal["VECTOR", "WEIGHT"]
 RelationLookup = Literal["chunk", "pair"]

@@ -278,3 +278,16 @@ async def test_mix_puts_vector_chunks_first() -> None:
     engine, _ = await kg.engine(kg_chunk_pick_method="WEIGHT")
     data = await engine.query_data("q text", p("mix", ll_keywords=["a-key"]))
     assert data["data"]["chunks"][0]["chunk_id"] == "c8"
+
+
+async def test_auto_mode_reports_its_choice() -> None:
+    engine, _ = await graph_kg().engine(kg_chunk_pick_method="WEIGHT")
+    data = await engine.query_data("Give an overview of the main themes", p("auto"))
+    sel = data["metadata"]["mode_selection"]
+    assert sel["requested"] == "auto" and sel["method"] == "heuristic"
+    assert sel["chosen"] == "global"
+    engine.llm = FakeLLM(['{"mode": "local", "reason": "names A"}'])
+    data = await engine.query_data("q text about A", p("auto", ll_keywords=["a-key"]))
+    assert data["metadata"]["mode_selection"]["chosen"] == "local"
+    assert data["metadata"]["mode_selection"]["method"] == "llm"
+    assert data["metadata"]["query_mode"] == "local"
