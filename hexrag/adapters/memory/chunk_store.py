@@ -1,0 +1,50 @@
+"""In-memory :class:`~hexrag.ports.ChunkStore`."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+
+from hexrag.core.model import Chunk
+
+
+def _detached(chunk: Chunk) -> Chunk:
+    # The caller keeps its metadata dict; the store must not change when the caller mutates it.
+    return replace(chunk, metadata=copy.deepcopy(dict(chunk.metadata)))
+
+
+class MemoryChunkStore:
+    """A dict of :class:`Chunk` by id (insertion order; a replaced chunk keeps its place).
+
+    Metadata is deep-copied on write, so callers cannot change stored chunks by mutating
+    what they passed in.
+    """
+
+    def __init__(self, chunks: Iterable[Chunk] = ()) -> None:
+        self._chunks: dict[str, Chunk] = {c.id: _detached(c) for c in chunks}
+
+    async def upsert_chunks(self, chunks: Sequence[Chunk]) -> None:
+        """Insert or replace chunks by id."""
+        for c in chunks:
+            self._chunks[c.id] = _detached(c)
+
+    async def get_chunks(self, ids: Sequence[str]) -> list[Chunk | None]:
+        """Chunks in request order (duplicates repeated); ``None`` for a missing id."""
+        return [self._chunks.get(i) for i in ids]
+
+    async def delete_chunks(self, ids: Sequence[str]) -> None:
+        """Remove chunks by id; unknown ids are ignored."""
+        for i in ids:
+            self._chunks.pop(i, None)
+
+    async def count(self) -> int:
+        """Number of stored chunks."""
+        return len(self._chunks)
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        """Every chunk in insertion order."""
+        return iter(list(self._chunks.values()))
+
+    def __repr__(self) -> str:
+        return f"MemoryChunkStore(count={len(self._chunks)})"

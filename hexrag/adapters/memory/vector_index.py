@@ -1,0 +1,381 @@
+"""In-memory :class:`~hexrag.ports.VectorIndex` on a numpy matrix."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from hexrag.core.errors import ConfigurationError
+from hexrag.core.model import QueryScope, VectorHit, VectorRecord
+from hexrag.core.scope import scope_values
+
+_SCOPE_FIELDS = ("product_id", "category_id", "doc_ids")
+# metadata keys that scope_values reads; used to memoise it while building the scope index
+_SCOPE_KEYS = (
+    "product_id", "product_ids", "category_id", "category_ids", "category", "doc_ids",
+    "full_doc_id",
+)
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _freeze(v)) for k, v in value.items()))
+    return value
+
+
+def _normalise_rows(matrix: np.ndarray) -> None:
+    """L2-normalise float32 rows in place (zero rows stay zero), without a full-size temporary."""
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+    np.divide(matrix, norms[:, None], out=matrix, where=norms[:, None] > 0)
+
+
+class _ScopeIndex:
+    """Per field: value -> row set, plus a "knows this field" mask. Row numbers follow the
+    index's rows (rows move when a delete swaps the last row into the hole)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.rows: dict[str, dict[str, set[int]]] = {f: {} for f in _SCOPE_FIELDS}
+        self.known: dict[str, np.ndarray] = {f: np.zeros(capacity, bool) for f in _SCOPE_FIELDS}
+        self.values: list[dict[str, frozenset[str]]] = []
+        self._arrays: dict[tuple[str, str], np.ndarray] = {}
+
+    @classmethod
+    def build(
+        cls,
+        capacity: int,
+        records: Sequence[VectorRecord],
+        values_of: Callable[[VectorRecord], dict[str, frozenset[str]]],
+    ) -> _ScopeIndex:
+        """Index ``records`` (row i = record i), grouping records that share their scope
+        inputs so :func:`scope_values` runs once per distinct file_path/metadata."""
+        index = cls(capacity)
+        groups: dict[Any, list[int]] = {}
+        first: dict[Any, VectorRecord] = {}
+        for row, r in enumerate(records):
+            meta = r.metadata
+            key = (
+                (r.file_path, r.full_doc_id, tuple(_freeze(meta.get(k)) for k in _SCOPE_KEYS))
+                if meta
+                else (r.file_path, r.full_doc_id)
+            )
+            rows = groups.get(key)
+            if rows is None:
+                groups[key] = rows = []
+                first[key] = r
+            rows.append(row)
+        per_row: list[dict[str, frozenset[str]]] = [{}] * len(records)
+        for key, rows in groups.items():
+            values = values_of(first[key])
+            idx = np.asarray(rows, dtype=np.intp)
+            for row in rows:
+                per_row[row] = values
+            for f in _SCOPE_FIELDS:
+                vals = values.get(f, frozenset())
+                if vals:
+                    index.known[f][idx] = True
+                    for v in vals:
+                        index.rows[f].setdefault(v, set()).update(rows)
+        index.values = per_row
+        return index
+
+    def grow(self, capacity: int) -> None:
+        for f in _SCOPE_FIELDS:
+            bigger = np.zeros(capacity, bool)
+            bigger[: self.known[f].shape[0]] = self.known[f]
+            self.known[f] = bigger
+
+    def _add(self, row: int, values: dict[str, frozenset[str]]) -> None:
+        for f in _SCOPE_FIELDS:
+            vals = values.get(f, frozenset())
+            self.known[f][row] = bool(vals)
+            for v in vals:
+                self.rows[f].setdefault(v, set()).add(row)
+
+    def _remove(self, row: int) -> None:
+        for f in _SCOPE_FIELDS:
+            self.known[f][row] = False
+            for v in self.values[row].get(f, frozenset()):
+                bucket = self.rows[f][v]
+                bucket.discard(row)
+                if not bucket:
+                    del self.rows[f][v]
+
+    def set_row(self, row: int, values: dict[str, frozenset[str]]) -> None:
+        self._arrays.clear()
+        if row < len(self.values):
+            self._remove(row)
+            self.values[row] = values
+        else:
+            self.values.append(values)
+        self._add(row, values)
+
+    def move_last_into(self, row: int) -> None:
+        """Delete ``row``; the last row takes its place."""
+        self._arrays.clear()
+        last = len(self.values) - 1
+        self._remove(row)
+        if row != last:
+            moved = self.values[last]
+            self._remove(last)
+            self.values[row] = moved
+            self._add(row, moved)
+        self.values.pop()
+
+    def mask(self, scope: QueryScope, n: int) -> np.ndarray:
+        """Rows that pass :func:`hexrag.core.scope.prefilter_match`."""
+        keep = np.ones(n, bool)
+        for f, admitted in scope.fields().items():
+            ok = ~self.known[f][:n]
+            for v in admitted:
+                idx = self._arrays.get((f, v))
+                if idx is None:
+                    rows = self.rows[f].get(v, ())
+                    idx = np.fromiter(rows, dtype=np.intp, count=len(rows))
+                    self._arrays[(f, v)] = idx
+                ok[idx] = True
+            keep &= ok
+        return keep
+
+
+class MemoryVectorIndex:
+    """A brute-force cosine index: one float32 matrix of L2-normalised rows.
+
+    * rows grow by amortised doubling; an id -> row dict finds records; a delete moves the last
+      row into the hole, so rows ``[0, n)`` are always live;
+    * a query is one matrix-vector product, the scope mask applied **before** ranking, then
+      ``np.argpartition`` and an exact ``(-score, id)`` ordering of the candidates (ties at
+      the ``top_k`` cut included);
+    * the scope index (per field: value -> rows) is built on the first scoped query and kept up
+      to date afterwards, so bulk loads do not pay for it.
+
+    :meth:`get_vectors` returns the stored, normalised row (same direction as upserted).
+    """
+
+    def __init__(self, namespace: str, dim: int, *, cosine_threshold: float = 0.2) -> None:
+        if dim <= 0:
+            raise ConfigurationError(f"MemoryVectorIndex: dim must be positive, got {dim}")
+        self._namespace = namespace
+        self._dim = int(dim)
+        self._threshold = float(cosine_threshold)
+        self._matrix = np.zeros((0, self._dim), dtype=np.float32)
+        self._n = 0
+        self._ids: list[str] = []
+        self._records: list[VectorRecord] = []
+        self._row: dict[str, int] = {}
+        self._scope: _ScopeIndex | None = None
+
+    # -- construction from arrays ------------------------------------------------------
+
+    @classmethod
+    def from_arrays(
+        cls,
+        namespace: str,
+        matrix: np.ndarray,
+        records: list[VectorRecord],
+        *,
+        cosine_threshold: float = 0.2,
+        normalized: bool = False,
+    ) -> MemoryVectorIndex:
+        """Adopt ``matrix`` (float32, C-contiguous, shape ``(len(records), dim)``) without a copy.
+
+        Row ``i`` is the vector of ``records[i]`` (the records' own ``vector`` is ignored).
+        With ``normalized=False`` the rows are L2-normalised **in place**. Raises
+        :class:`~hexrag.core.errors.ConfigurationError` on a wrong dtype, layout or shape, or on
+        duplicate ids.
+        """
+        if not isinstance(matrix, np.ndarray) or matrix.dtype != np.float32 or matrix.ndim != 2:
+            raise ConfigurationError("from_arrays needs a 2-D float32 numpy matrix")
+        if not matrix.flags.c_contiguous or not matrix.flags.writeable:
+            raise ConfigurationError("from_arrays needs a writeable C-contiguous matrix")
+        if matrix.shape[0] != len(records):
+            raise ConfigurationError(
+                f"from_arrays: {matrix.shape[0]} rows but {len(records)} records"
+            )
+        index = cls(namespace, matrix.shape[1], cosine_threshold=cosine_threshold)
+        ids = [r.id for r in records]
+        row = {rid: i for i, rid in enumerate(ids)}
+        if len(row) != len(ids):
+            raise ConfigurationError("from_arrays: duplicate record ids")
+        if not normalized:
+            _normalise_rows(matrix)
+        index._matrix = matrix
+        index._n = len(records)
+        index._ids = ids
+        index._records = [r if r.vector is None else replace(r, vector=None) for r in records]
+        index._row = row
+        return index
+
+    def export_arrays(self) -> tuple[np.ndarray, list[VectorRecord]]:
+        """The live rows (a view, ``(count, dim)`` float32, normalised) and their records
+        (without vectors), row ``i`` belonging to record ``i``."""
+        return self._matrix[: self._n], list(self._records)
+
+    # -- port properties -----------------------------------------------------------------
+
+    @property
+    def namespace(self) -> str:
+        """``"entities"``, ``"relationships"`` or ``"chunks"``."""
+        return self._namespace
+
+    @property
+    def dim(self) -> int:
+        """The embedding dimension."""
+        return self._dim
+
+    @property
+    def cosine_threshold(self) -> float:
+        """Minimum cosine a hit must reach."""
+        return self._threshold
+
+    # -- writes --------------------------------------------------------------------------
+
+    def _ensure_capacity(self, needed: int) -> None:
+        cap = self._matrix.shape[0]
+        if needed <= cap:
+            return
+        new_cap = max(needed, 2 * cap, 16)
+        bigger = np.empty((new_cap, self._dim), dtype=np.float32)
+        bigger[: self._n] = self._matrix[: self._n]
+        self._matrix = bigger
+        if self._scope is not None:
+            self._scope.grow(new_cap)
+
+    def _scope_values(self, record: VectorRecord) -> dict[str, frozenset[str]]:
+        return scope_values(record.metadata, record.file_path, record.full_doc_id)
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        """Insert or replace by id; all vectors are validated before anything is written."""
+        if not records:
+            return
+        block = np.empty((len(records), self._dim), dtype=np.float32)
+        for i, r in enumerate(records):
+            if r.vector is None:
+                raise ConfigurationError(
+                    f"{self._namespace}: record {r.id!r} has no vector; nothing was written"
+                )
+            vec = np.asarray(r.vector, dtype=np.float32)
+            if vec.ndim != 1 or vec.shape[0] != self._dim:
+                raise ConfigurationError(
+                    f"{self._namespace}: record {r.id!r} has a vector of shape {vec.shape}, "
+                    f"expected ({self._dim},) (embedding model/dimension mismatch); "
+                    "nothing was written"
+                )
+            block[i] = vec
+        _normalise_rows(block)
+        # last write of an id wins, also inside the batch
+        last: dict[str, int] = {}
+        for i, r in enumerate(records):
+            last[r.id] = i
+        new = sum(1 for rid in last if rid not in self._row)
+        self._ensure_capacity(self._n + new)
+        for rid, i in last.items():
+            record = replace(records[i], vector=None)
+            row = self._row.get(rid)
+            if row is None:
+                row = self._n
+                self._n += 1
+                self._row[rid] = row
+                self._ids.append(rid)
+                self._records.append(record)
+            else:
+                self._records[row] = record
+            self._matrix[row] = block[i]
+            if self._scope is not None:
+                self._scope.set_row(row, self._scope_values(record))
+
+    async def delete(self, ids: Sequence[str]) -> None:
+        """Remove by id (the last row fills the hole); unknown ids are ignored."""
+        for rid in ids:
+            row = self._row.pop(rid, None)
+            if row is None:
+                continue
+            last = self._n - 1
+            if row != last:
+                self._matrix[row] = self._matrix[last]
+                moved = self._ids[last]
+                self._ids[row] = moved
+                self._records[row] = self._records[last]
+                self._row[moved] = row
+            self._ids.pop()
+            self._records.pop()
+            if self._scope is not None:
+                self._scope.move_last_into(row)
+            self._n = last
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def _build_scope(self) -> _ScopeIndex:
+        if self._scope is None:
+            self._scope = _ScopeIndex.build(
+                self._matrix.shape[0], self._records, self._scope_values
+            )
+        return self._scope
+
+    async def query(
+        self,
+        vector: np.ndarray | Sequence[float],
+        top_k: int,
+        *,
+        scope: QueryScope | None = None,
+    ) -> list[VectorHit]:
+        """Top ``top_k`` by cosine, ``score >= cosine_threshold``, scope applied first."""
+        n = self._n
+        if n == 0 or top_k <= 0:
+            return []
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self._dim:
+            raise ConfigurationError(
+                f"{self._namespace}: query vector has length {q.shape[0]}, expected {self._dim}"
+            )
+        norm = float(np.linalg.norm(q))
+        if norm > 0:
+            q = q / np.float32(norm)
+        scores = self._matrix[:n] @ q
+        np.clip(scores, -1.0, 1.0, out=scores)
+        ok = scores >= np.float32(self._threshold)
+        if scope is not None and not scope.is_empty:
+            ok &= self._build_scope().mask(scope, n)
+        candidates = np.flatnonzero(ok)
+        if candidates.size > top_k:
+            cand_scores = scores[candidates]
+            kth = np.argpartition(-cand_scores, top_k - 1)[top_k - 1]
+            floor = cand_scores[kth]
+            # keep every candidate tied with the k-th score so the id tie-break is exact
+            candidates = candidates[cand_scores >= floor]
+        ranked = sorted(
+            ((float(scores[row]), self._ids[row], int(row)) for row in candidates),
+            key=lambda t: (-t[0], t[1]),
+        )[:top_k]
+        return [VectorHit(record=self._records[row], score=s) for s, _, row in ranked]
+
+    async def get(self, ids: Sequence[str]) -> list[VectorRecord | None]:
+        """Records (without vectors) in request order; ``None`` for a missing id."""
+        out: list[VectorRecord | None] = []
+        for rid in ids:
+            row = self._row.get(rid)
+            out.append(None if row is None else self._records[row])
+        return out
+
+    async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Normalised float32 copies of the stored rows of the ids found."""
+        out: dict[str, np.ndarray] = {}
+        for rid in ids:
+            row = self._row.get(rid)
+            if row is not None and rid not in out:
+                out[rid] = self._matrix[row].copy()
+        return out
+
+    async def count(self) -> int:
+        """Number of stored records."""
+        return self._n
+
+    def __repr__(self) -> str:
+        return (
+            f"MemoryVectorIndex(namespace={self._namespace!r}, dim={self._dim}, "
+            f"count={self._n}, cosine_threshold={self._threshold})"
+        )

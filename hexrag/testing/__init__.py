@@ -1,0 +1,93 @@
+"""hexrag's contract suite: one base class per port, importable by anyone who writes a backend.
+
+Expected results come from the pure oracle in :mod:`hexrag.core.oracle`, computed over the fixed
+corpus in :mod:`hexrag.testing.corpus` (never from the adapter under test).
+
+How a backend opts in
+=====================
+
+Write a small subclass named ``Test*`` in your test tree and override **one** fixture. The
+fixture must give a fresh, empty store in its own namespace (collection / table prefix / key
+prefix / label) and clean it up at teardown. It may be a sync or an async (``async def``)
+fixture. Every contract test is an ``async def``: hexrag runs pytest-asyncio in ``auto`` mode;
+in *strict* mode put ``pytestmark = pytest.mark.asyncio`` on your subclass and decorate async
+fixtures with ``@pytest_asyncio.fixture``.
+
+==========================  ===========================  ==================================
+base class                  fixture to override          capability flags (class attributes)
+==========================  ===========================  ==================================
+``VectorIndexContract``     ``vector_index_factory``     ``dim`` (16), ``score_tolerance``
+                            ``(namespace, dim,           (2e-3), ``preserves_source_id_form``,
+                            cosine_threshold) ->         ``stores_arbitrary_metadata``,
+                            VectorIndex`` (or an         ``run_property_tests`` (all True)
+                            awaitable of one); each call
+                            returns a new, empty index
+``GraphStoreContract``      ``graph_store``              ``supports_self_loops``,
+                                                         ``group_survives_partial_delete``
+``ChunkStoreContract``      ``chunk_store``              (none)
+``CacheContract``           ``cache`` (+ ``other_        ``isolates_namespaces`` (True: also
+                            namespace_cache``)           override ``other_namespace_cache``)
+``EmbedderContract``        ``embedder``                 ``exact_determinism``, ``tolerance``,
+                                                         ``embeds_empty_text``
+``RerankerContract``        ``reranker``                 ``best_first``, ``judges_relevance``
+``LLMContract``             ``llm``                      ``supports_json_mode``,
+                                                         ``deterministic`` (False)
+``StackContract``           ``stack`` -> dict with       ``stack_dim`` (64); optional
+                            ``entities``,                ``stack_embedder`` fixture
+                            ``relationships``,
+                            ``chunks`` (VectorIndex,
+                            dim ``stack_dim``, threshold
+                            0.2), ``graph``,
+                            ``chunk_store``
+==========================  ===========================  ==================================
+
+A flag that is off makes its test skip itself. A test your backend cannot pass is weakened
+only with a strict xfail that says why::
+
+    import pytest
+    from hexrag.testing import VectorIndexContract
+
+    class TestPgVectorIndex(VectorIndexContract):
+        preserves_source_id_form = False       # text[] column: list in, list out
+
+        @pytest.fixture
+        async def vector_index_factory(self, pg_pool, unique_prefix):
+            made = []
+            def make(namespace, dim, cosine_threshold):
+                index = PgVectorIndex(pg_pool, namespace=namespace, dim=dim,
+                                      cosine_threshold=cosine_threshold,
+                                      workspace=f"{unique_prefix}_{len(made)}")
+                made.append(index)
+                return index
+            yield make
+            for index in made:
+                await index.drop()
+
+        @pytest.mark.xfail(strict=True, reason="pgvector rounds to float16 at the boundary")
+        async def test_threshold_is_inclusive(self, vector_index_factory):
+            await super().test_threshold_is_inclusive(vector_index_factory)
+
+Call ``pytest.register_assert_rewrite("hexrag.testing")`` in your ``conftest.py`` (before
+anything imports this package) for detailed assertion messages.
+"""
+
+from __future__ import annotations
+
+from hexrag.testing.cache import CacheContract
+from hexrag.testing.chunk_store import ChunkStoreContract
+from hexrag.testing.graph_store import GraphStoreContract
+from hexrag.testing.models import EmbedderContract, LLMContract, RerankerContract
+from hexrag.testing.stack import StackContract
+from hexrag.testing.vector_index import VectorIndexContract, VectorIndexFactory
+
+__all__ = [
+    "CacheContract",
+    "ChunkStoreContract",
+    "EmbedderContract",
+    "GraphStoreContract",
+    "LLMContract",
+    "RerankerContract",
+    "StackContract",
+    "VectorIndexContract",
+    "VectorIndexFactory",
+]

@@ -1,0 +1,105 @@
+"""Contract tests for :class:`hexrag.ports.Cache`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hexrag.core.oracle import json_roundtrip
+from hexrag.ports import Cache
+
+_ENTRIES: dict[str, dict[str, Any]] = {
+    "hybrid:keywords:abc": {
+        "return": '{"high_level_keywords": ["x"], "low_level_keywords": []}',
+        "cache_type": "keywords",
+        "original_prompt": "What is 中文? 🚀",
+        "mode": "hybrid",
+    },
+    "mix:query:def": {
+        "return": "answer with \"quotes\" and \\ backslash, 100% _x_",
+        "nested": {"list": [1, 2.5, None, True, "é"], "empty": {}},
+        "none": None,
+        "int": 3,
+    },
+    "key with spaces/é:'\"%_*?[]": {"return": ""},
+}
+
+
+class CacheContract:
+    """Subclass in a ``Test*`` class and override the ``cache`` fixture.
+
+    The fixture yields a **fresh, empty** cache. With ``isolates_namespaces`` on (default),
+    also override ``other_namespace_cache``: a cache on the *same* backend with another
+    namespace, to check that ``clear`` removes nothing else.
+    """
+
+    isolates_namespaces: bool = True
+    """``other_namespace_cache`` is provided; clear() of one namespace spares the other."""
+
+    @pytest.fixture
+    def cache(self) -> Cache:
+        """Override: yield a fresh, empty Cache."""
+        raise NotImplementedError("override the cache fixture")
+
+    @pytest.fixture
+    def other_namespace_cache(self) -> Cache:
+        """Override (when isolates_namespaces): a second namespace on the same backend."""
+        raise NotImplementedError(
+            "override other_namespace_cache, or set isolates_namespaces = False"
+        )
+
+    async def test_missing_keys(self, cache: Cache) -> None:
+        """Entries in request order, None for a missing key."""
+        assert isinstance(cache, Cache)
+        assert await cache.get_many(["nope", "nope"]) == [None, None]
+        assert await cache.get_many([]) == []
+
+    async def test_round_trip_in_request_order(self, cache: Cache) -> None:
+        """Values are JSON objects; they come back equal (JSON semantics), in request order."""
+        await cache.set_many(_ENTRIES)
+        keys = [*reversed(list(_ENTRIES)), "missing", "mix:query:def"]
+        got = await cache.get_many(keys)
+        assert got == [json_roundtrip(_ENTRIES[k]) if k in _ENTRIES else None for k in keys]
+
+    async def test_set_many_replaces(self, cache: Cache) -> None:
+        """Store entries (replacing existing keys)."""
+        await cache.set_many(_ENTRIES)
+        await cache.set_many({"mix:query:def": {"return": "new"}})
+        assert await cache.get_many(["mix:query:def"]) == [{"return": "new"}]
+        assert (await cache.get_many(["hybrid:keywords:abc"]))[0] == _ENTRIES["hybrid:keywords:abc"]
+
+    async def test_json_semantics(self, cache: Cache) -> None:
+        """Tuples come back as lists (JSON)."""
+        await cache.set_many({"t": {"tuple": (1, "a"), "f": 1.5}})
+        assert await cache.get_many(["t"]) == [{"tuple": [1, "a"], "f": 1.5}]
+
+    async def test_delete_many(self, cache: Cache) -> None:
+        """Remove keys; unknown keys are ignored."""
+        await cache.set_many(_ENTRIES)
+        first = next(iter(_ENTRIES))
+        await cache.delete_many([first, "unknown", first])
+        got = await cache.get_many(list(_ENTRIES))
+        assert got[0] is None and all(g is not None for g in got[1:])
+        await cache.delete_many([])
+
+    async def test_clear(self, cache: Cache) -> None:
+        """Remove every entry of this cache's namespace."""
+        await cache.set_many(_ENTRIES)
+        await cache.clear()
+        assert await cache.get_many(list(_ENTRIES)) == [None] * len(_ENTRIES)
+        await cache.set_many({"after": {"v": 1}})
+        assert await cache.get_many(["after"]) == [{"v": 1}]
+
+    async def test_clear_spares_other_namespaces(
+        self, cache: Cache, request: pytest.FixtureRequest
+    ) -> None:
+        """clear() removes nothing else; namespaces do not see each other's keys."""
+        if not self.isolates_namespaces:
+            pytest.skip("isolates_namespaces is off")
+        other: Cache = request.getfixturevalue("other_namespace_cache")
+        await cache.set_many({"k": {"v": "mine"}})
+        await other.set_many({"k": {"v": "theirs"}, "only-other": {"v": 2}})
+        assert await cache.get_many(["k", "only-other"]) == [{"v": "mine"}, None]
+        await cache.clear()
+        assert await other.get_many(["k", "only-other"]) == [{"v": "theirs"}, {"v": 2}]

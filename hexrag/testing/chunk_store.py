@@ -1,0 +1,96 @@
+"""Contract tests for :class:`hexrag.ports.ChunkStore`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from hexrag.core.model import Chunk
+from hexrag.ports import ChunkStore
+from hexrag.testing import corpus
+
+
+class ChunkStoreContract:
+    """Subclass in a ``Test*`` class and override the ``chunk_store`` fixture.
+
+    The fixture yields a **fresh, empty** store in its own namespace and cleans it up.
+    """
+
+    @pytest.fixture
+    def chunk_store(self) -> ChunkStore:
+        """Override: yield a fresh, empty ChunkStore."""
+        raise NotImplementedError("override the chunk_store fixture")
+
+    async def _loaded(self, store: ChunkStore) -> list[Chunk]:
+        assert isinstance(store, ChunkStore)
+        chunks = corpus.chunks()
+        await store.upsert_chunks(chunks)
+        return chunks
+
+    async def test_empty_store(self, chunk_store: ChunkStore) -> None:
+        """An empty store counts 0 and answers None."""
+        assert await chunk_store.count() == 0
+        assert await chunk_store.get_chunks(["chunk-1"]) == [None]
+        assert await chunk_store.get_chunks([]) == []
+
+    async def test_every_field_round_trips(self, chunk_store: ChunkStore) -> None:
+        """content, tokens, full_doc_id, chunk_order_index, file_path and every metadata key
+        with JSON values (None values included) round-trip unchanged."""
+        chunks = await self._loaded(chunk_store)
+        got = await chunk_store.get_chunks([c.id for c in chunks])
+        for actual, expected in zip(got, chunks, strict=True):
+            assert actual is not None, expected.id
+            assert isinstance(actual, Chunk)
+            assert actual == expected, expected.id
+            assert dict(actual.metadata) == dict(expected.metadata), expected.id
+
+    async def test_request_order_duplicates_and_missing(self, chunk_store: ChunkStore) -> None:
+        """Chunks in request order (duplicates repeated), None for a missing id."""
+        chunks = await self._loaded(chunk_store)
+        by_id = {c.id: c for c in chunks}
+        request = ["chunk-10", "missing", "chunk-1", "chunk-10", "xchunk-1", "chunk-",
+                   "CHUNK-1", "%", "chunk-é-中文-🚀", "chunk-'q\"\\%_"]
+        got = await chunk_store.get_chunks(request)
+        assert got == [by_id.get(i) for i in request]
+
+    async def test_upsert_is_idempotent_and_replaces(self, chunk_store: ChunkStore) -> None:
+        """Insert or replace chunks by id (idempotent; read-your-writes)."""
+        chunks = await self._loaded(chunk_store)
+        await chunk_store.upsert_chunks(chunks)
+        assert await chunk_store.count() == len(chunks)
+        new = replace(chunks[0], content="replaced 中文", tokens=None, metadata={"x": None})
+        await chunk_store.upsert_chunks([new])
+        assert await chunk_store.get_chunks([new.id]) == [new]
+        assert await chunk_store.count() == len(chunks)
+
+    async def test_last_write_wins_within_a_batch(self, chunk_store: ChunkStore) -> None:
+        """Two writes of one id in one call: the last wins."""
+        a = Chunk(id="dup", content="first")
+        b = Chunk(id="dup", content="second", tokens=2)
+        await chunk_store.upsert_chunks([a, b])
+        assert await chunk_store.get_chunks(["dup"]) == [b]
+        assert await chunk_store.count() == 1
+
+    async def test_delete(self, chunk_store: ChunkStore) -> None:
+        """Remove chunks by id; unknown ids are ignored."""
+        chunks = await self._loaded(chunk_store)
+        await chunk_store.delete_chunks(["chunk-1", "unknown", "chunk-1"])
+        assert await chunk_store.count() == len(chunks) - 1
+        got = await chunk_store.get_chunks(["chunk-1", "chunk-10"])
+        assert got[0] is None and got[1] == chunks[1]
+        await chunk_store.delete_chunks([])
+        assert await chunk_store.count() == len(chunks) - 1
+
+    async def test_count(self, chunk_store: ChunkStore) -> None:
+        """Number of stored chunks."""
+        chunks = await self._loaded(chunk_store)
+        assert await chunk_store.count() == len(chunks)
+
+    async def test_large_batch(self, chunk_store: ChunkStore) -> None:
+        """Hundreds of ids in one call."""
+        many = [Chunk(id=f"bulk-{i:04d}", content=f"text {i}", tokens=i) for i in range(500)]
+        await chunk_store.upsert_chunks(many)
+        assert await chunk_store.get_chunks([c.id for c in many]) == many
+        await chunk_store.delete_chunks([c.id for c in many[:450]])
+        assert await chunk_store.count() == 50

@@ -1,0 +1,578 @@
+"""Contract tests for :class:`hexrag.ports.VectorIndex`."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hexrag.core.errors import ConfigurationError
+from hexrag.core.model import QueryScope, VectorRecord
+from hexrag.core.oracle import VectorOracle, cosine, record_scope_values
+from hexrag.core.scope import prefilter_match
+from hexrag.ports import VectorIndex
+from hexrag.testing import corpus
+from hexrag.testing._helpers import assert_same_record, check_hits, resolve
+
+VectorIndexFactory = Callable[[str, int, float], "VectorIndex | Awaitable[VectorIndex]"]
+"""``(namespace, dim, cosine_threshold) -> VectorIndex`` (or an awaitable of one)."""
+
+
+def _basis(dim: int, *weights: tuple[int, float]) -> np.ndarray:
+    v = np.zeros(dim, dtype=np.float32)
+    for i, w in weights:
+        v[i] = w
+    return v
+
+
+class VectorIndexContract:
+    """Subclass in a ``Test*`` class and override the ``vector_index_factory`` fixture.
+
+    The factory returns a **fresh, empty** index each call (use a unique collection / table /
+    key prefix per call, and drop them at fixture teardown); it may return an awaitable.
+    """
+
+    # ---- capability flags (class attributes; override in the subclass) ----------------
+    dim: int = 16
+    """Dimension used by the fixed corpus."""
+    score_tolerance: float = 2e-3
+    """Allowed |score - exact cosine| (float16 storage needs ~1e-3)."""
+    preserves_source_id_form: bool = True
+    """``source_id`` comes back in the form it was written (string stays string, list stays list).
+    Off: compared as parsed chunk ids."""
+    stores_arbitrary_metadata: bool = True
+    """Every ``metadata`` key round-trips. Off: only the scope fields are compared."""
+    run_property_tests: bool = True
+    """Run the hypothesis test (random corpora vs the oracle; one fresh index per example)."""
+
+    @pytest.fixture
+    def vector_index_factory(self) -> VectorIndexFactory:
+        """Override: return ``(namespace, dim, cosine_threshold) -> fresh empty VectorIndex``."""
+        raise NotImplementedError("override the vector_index_factory fixture")
+
+    # ---- helpers --------------------------------------------------------------------
+
+    async def _make(
+        self,
+        factory: VectorIndexFactory,
+        namespace: str = "entities",
+        dim: int | None = None,
+        cosine_threshold: float = 0.2,
+    ) -> VectorIndex:
+        index: VectorIndex = await resolve(factory(namespace, dim or self.dim, cosine_threshold))
+        assert isinstance(index, VectorIndex)
+        return index
+
+    async def _loaded(
+        self, factory: VectorIndexFactory, cosine_threshold: float = 0.2
+    ) -> tuple[VectorIndex, VectorOracle, list[VectorRecord]]:
+        index = await self._make(factory, cosine_threshold=cosine_threshold)
+        records = corpus.vector_records(self.dim)
+        await index.upsert(records)
+        oracle = VectorOracle(self.dim, cosine_threshold)
+        oracle.upsert(records)
+        return index, oracle, records
+
+    def _same(self, actual: VectorRecord | None, expected: VectorRecord, context: str = "") -> None:
+        assert_same_record(
+            actual,
+            expected,
+            exact_source_id=self.preserves_source_id_form,
+            full_metadata=self.stores_arbitrary_metadata,
+            context=context,
+        )
+
+    # ---- properties -----------------------------------------------------------------
+
+    @pytest.mark.parametrize("namespace", ["entities", "relationships", "chunks"])
+    async def test_properties_reflect_construction(
+        self, vector_index_factory: VectorIndexFactory, namespace: str
+    ) -> None:
+        """namespace / dim / cosine_threshold report what the index serves."""
+        index = await self._make(vector_index_factory, namespace, 12, 0.35)
+        assert index.namespace == namespace
+        assert index.dim == 12
+        assert index.cosine_threshold == pytest.approx(0.35)
+
+    # ---- upsert -----------------------------------------------------------------------
+
+    async def test_empty_index(self, vector_index_factory: VectorIndexFactory) -> None:
+        """An empty index gives ``[]``; count 0; get gives None; get_vectors gives {}."""
+        index = await self._make(vector_index_factory, cosine_threshold=-1.0)
+        assert await index.query(corpus.query_vectors(self.dim)[0], 10) == []
+        assert await index.count() == 0
+        assert await index.get(["chunk-1"]) == [None]
+        assert await index.get_vectors(["chunk-1"]) == {}
+
+    async def test_upsert_read_your_writes(self, vector_index_factory: VectorIndexFactory) -> None:
+        """An upserted record is visible to every later call (read-your-writes)."""
+        index, oracle, records = await self._loaded(vector_index_factory, cosine_threshold=-1.0)
+        assert await index.count() == len(records)
+        got = await index.get([r.id for r in records])
+        for actual, expected in zip(got, records, strict=True):
+            self._same(actual, expected)
+        vectors = await index.get_vectors([r.id for r in records])
+        assert set(vectors) == {r.id for r in records}
+        for r in records:
+            hits = await index.query(r.vector, 1)  # type: ignore[arg-type]
+            check_hits(hits, oracle, r.vector, 1, tol=self.score_tolerance, context=r.id)
+
+    async def test_upsert_is_idempotent(self, vector_index_factory: VectorIndexFactory) -> None:
+        """Upserting the same records twice stores them once."""
+        index, _, records = await self._loaded(vector_index_factory)
+        await index.upsert(records)
+        await index.upsert(records[:3])
+        assert await index.count() == len(records)
+        for actual, expected in zip(await index.get([r.id for r in records]), records, strict=True):
+            self._same(actual, expected)
+
+    async def test_last_write_wins_across_batches(
+        self, vector_index_factory: VectorIndexFactory
+    ) -> None:
+        """Insert or replace by id: a later upsert replaces every field and the vector."""
+        index, oracle, records = await self._loaded(vector_index_factory, cosine_threshold=-1.0)
+        target = records[4]
+        new_vec = -np.asarray(target.vector, dtype=np.float32)
+        updated = VectorRecord(
+            id=target.id,
+            vector=new_vec,
+            entity_name="renamed é",
+            content="replaced content 中文",
+            source_id="chunk-10",
+            file_path=corpus.P1_FILE_PATH,
+            created_at=42,
+            metadata={"product_id": "p9"},
+        )
+        await index.upsert([updated])
+        oracle.upsert([updated])
+        assert await index.count() == len(records)
+        self._same((await index.get([target.id]))[0], updated)
+        got = (await index.get_vectors([target.id]))[target.id]
+        assert cosine(got, new_vec) > 1 - self.score_tolerance
+        hits = await index.query(new_vec, 3)
+        check_hits(hits, oracle, new_vec, 3, tol=self.score_tolerance)
+        assert hits[0].id == target.id
+
+    async def test_last_write_wins_within_a_batch(
+        self, vector_index_factory: VectorIndexFactory
+    ) -> None:
+        """The last write of an id wins, also inside one batch."""
+        index = await self._make(vector_index_factory, cosine_threshold=-1.0)
+        first = VectorRecord(id="dup", vector=_basis(self.dim, (0, 1.0)), content="first")
+        second = VectorRecord(id="dup", vector=_basis(self.dim, (1, 2.0)), content="second")
+        await index.upsert([first, second])
+        assert await index.count() == 1
+        self._same((await index.get(["dup"]))[0], second)
+        hits = await index.query(_basis(self.dim, (1, 1.0)), 5)
+        assert [h.id for h in hits] == ["dup"]
+        assert hits[0].score == pytest.approx(1.0, abs=self.score_tolerance)
+
+    @pytest.mark.parametrize(
+        "bad",
+        [
+            pytest.param(lambda dim: np.ones(dim + 1, dtype=np.float32), id="too-long"),
+            pytest.param(lambda dim: np.ones(dim - 1, dtype=np.float32), id="too-short"),
+            pytest.param(lambda dim: None, id="missing"),
+        ],
+    )
+    async def test_bad_vector_raises_and_writes_nothing(
+        self, vector_index_factory: VectorIndexFactory, bad: Callable[[int], Any]
+    ) -> None:
+        """A vector not of length dim raises ConfigurationError and nothing is written."""
+        index = await self._make(vector_index_factory, cosine_threshold=-1.0)
+        keep = VectorRecord(id="keep", vector=_basis(self.dim, (0, 1.0)), content="old")
+        await index.upsert([keep])
+        batch = [
+            VectorRecord(id="new-good", vector=_basis(self.dim, (1, 1.0))),
+            replace(keep, content="new", vector=_basis(self.dim, (2, 1.0))),
+            VectorRecord(id="new-bad", vector=bad(self.dim)),
+        ]
+        with pytest.raises(ConfigurationError):
+            await index.upsert(batch)
+        assert await index.count() == 1
+        assert await index.get(["new-good", "new-bad"]) == [None, None]
+        self._same((await index.get(["keep"]))[0], keep)
+        hits = await index.query(_basis(self.dim, (0, 1.0)), 5)
+        assert [h.id for h in hits] == ["keep"]
+        assert hits[0].score == pytest.approx(1.0, abs=self.score_tolerance)
+
+    async def test_large_batch(self, vector_index_factory: VectorIndexFactory) -> None:
+        """Batches of hundreds of ids work for upsert, get, get_vectors and delete."""
+        index = await self._make(vector_index_factory, cosine_threshold=-1.0)
+        rng = np.random.default_rng(3)
+        vecs = rng.standard_normal((600, self.dim)).astype(np.float32)
+        records = [VectorRecord(id=f"bulk-{i:04d}", vector=vecs[i]) for i in range(600)]
+        await index.upsert(records)
+        assert await index.count() == 600
+        ids = [r.id for r in records]
+        assert [g.id if g else None for g in await index.get(ids)] == ids
+        assert set(await index.get_vectors(ids)) == set(ids)
+        await index.delete(ids[:550])
+        assert await index.count() == 50
+        oracle = VectorOracle(self.dim, -1.0)
+        oracle.upsert(records[550:])
+        check_hits(await index.query(vecs[0], 60), oracle, vecs[0], 60, tol=self.score_tolerance)
+
+    # ---- query ------------------------------------------------------------------------
+
+    @pytest.mark.parametrize("threshold", [-1.0, 0.2])
+    async def test_query_matches_oracle_for_every_scope(
+        self, vector_index_factory: VectorIndexFactory, threshold: float
+    ) -> None:
+        """top_k best first; threshold; scope pre-filter; ties by id (checked vs the oracle)."""
+        index, oracle, _ = await self._loaded(vector_index_factory, cosine_threshold=threshold)
+        for qi, q in enumerate(corpus.query_vectors(self.dim)):
+            for scope in corpus.SCOPES:
+                for top_k in (1, 5, 100):
+                    hits = await index.query(q, top_k, scope=scope)
+                    check_hits(
+                        hits, oracle, q, top_k, scope=scope, tol=self.score_tolerance,
+                        context=f"query {qi}, scope {scope!r}, top_k {top_k}",
+                    )
+
+    async def test_query_vector_need_not_be_normalised(
+        self, vector_index_factory: VectorIndexFactory
+    ) -> None:
+        """The query vector need not be normalised: scaling it changes nothing."""
+        index, oracle, _ = await self._loaded(vector_index_factory, cosine_threshold=-1.0)
+        q = corpus.query_vectors(self.dim)[1]
+        for factor in (0.01, 1.0, 7.5):
+            scaled = await index.query(q * np.float32(factor), 8)
+            check_hits(scaled, oracle, q, 8, tol=self.score_tolerance, context=f"x{factor}")
+
+    async def test_query_accepts_a_sequence_of_floats(
+        self, vector_index_factory: VectorIndexFactory
+    ) -> None:
+        """``vector`` may be a plain sequence of floats."""
+        index, oracle, _ = await self._loaded(vector_index_factory, cosine_threshold=-1.0)
+        q = corpus.query_vectors(self.dim)[2]
+        hits = await index.query([float(x) for x in q], 5)
+        check_hits(hits, oracle, q, 5, tol=self.score_tolerance)
+
+    async def test_score_is_cosine_higher_is_better(
+        self, vector_index_factory: VectorIndexFactory
+    ) -> None:
+        """score is the cosine similarity, higher is better, in [-1, 1]."""
+        index = await self._make(vector_index_factory, cosine_threshold=-1.0)
+        d = self.dim
+        await index.upsert(
+            [
+                VectorRecord(id="same", vector=_basis(d, (0, 3.0))),
+                VectorRecord(id="diag", vector=_basis(d, (0, 1.0), (1, 1.0), (2, 1.0), (3, 1.0))),
+                VectorRecord(id="orth", vector=_basis(d, (1, 5.0))),
+                VectorRecord(id="opposite", vector=_basis(d, (0, -2.0))),
+            ]
+        )
+        hits = await index.query(_basis(d, (0, 0.5)), 10)
+        assert [h.id for h in hits] == ["same", "diag", "orth", "opposite"]
+        expected = [1.0, 0.5, 0.0, -1.0]
+        for h, want in zip(hits, expected, strict=True):
+            assert h.score == pytest.approx(want, abs=self.score_tolerance)
+            assert -1.0 <= h.score <= 1.0
+
+    async def test_threshold_is_inclusive(self, vector_index_factory: VectorIndexFactory) -> None:
+        """Only records with ``score >= cosine_threshold`` are returned (boundary included)."""
+        index = await self._make(vector_index_factory, cosine_threshold=0.5)
+        d = self.dim
+        await index.upsert(
+            [
+                # cosine exactly 0.5 (exactly representable in float16/32/64)
+                VectorRecord(id="at", vector=_basis(d, (0, 1.0), (1, 1.0), (2, 1.0), (3, 1.0))),
+                # cosine 1/sqrt(4.21) ~ 0.487
+                VectorRecord(id="below", vector=_basis(d, (0, 1.0), (1, 1.0), (2, 1.0), (3, 1.1))),
+                VectorRecord(id="above", vector=_basis(d, (0, 1.0), (1, 0.5))),
+            ]
+        )
+        hits = await index.query(_basis(d, (0, 2.0)), 10)
+        assert [h.id for h in hits] == ["above", "at"]
+
+    async def test_fewer_than_top_k_when_threshold_excludes(
+        self, vector_index_factory: VectorIndexFactory
+    ) -> None:
+        """So fewer than top_k may come back."""
+        index, oracle, records = await self._loaded(vector_index_factory, cosine_threshold=0.2)
+        q = corpus.as_float32(records[0].vector)  # type: ignore[arg-type]
+        exact = oracle.scores(q)
+        assert sum(s >= 0.2 for s in exact.values()) < len(records)  # the case is real
+        hits = await index.query(q, len(records) + 10)
+        check_hits(hits, oracle, q, len(records) + 10, tol=self.score_tolerance)
+        assert len(hits) < len(records)
+
+    async def test_ties_broken_by_id_ascending(
+        self, vector_index_factory: VectorIndexFactory
+    ) -> None:
+        """Ties on score are broken by id, ascending (code-point order), also at the top_k cut."""
+        index = await self._make(vector_index_factory, cosine_threshold=-1.0)
+        d = self.dim
+        tied = ["chunk-2", "chunk-10", "é", "a", "chunk-1", "Z", "B", "中文", "🚀", "xchunk-1"]
+        await index.upsert([VectorRecord(id=t, vector=_basis(d, (0, 1.0), (1, 1.0))) for t in tied])
+        await index.upsert(
+            [
+                VectorRecord(id="zz-best", vector=_basis(d, (0, 1.0))),
+                VectorRecord(id="0-worst", vector=_basis(d, (1, 1.0))),
+            ]
+        )
+        q = _basis(d, (0, 1.0))
+        ordered = sorted(tied)  # Python str order is code-point order
+        hits = await index.query(q, 4)
+        assert [h.id for h in hits] == ["zz-best", *ordered[:3]]
+        hits = await index.query(q, 20)
+        assert [h.id for h in hits] == ["zz-best", *ordered, "0-worst"]
+
+    async def test_scope_filters_before_ranking(
+        self, vector_index_factory: VectorIndexFactory
+    ) -> None:
+        """scope pre-filters before ranking, so top_k counts admitted records."""
+        index = await self._make(vector_index_factory, cosine_threshold=-1.0)
+        d = self.dim
+        q = _basis(d, (0, 1.0))
+        close = [
+            VectorRecord(
+                id=f"out-{i}",
+                vector=_basis(d, (0, 1.0), (1, 0.01 * i)),
+                metadata={"product_id": "p2"},
+            )
+            for i in range(12)
+        ]
+        far = [
+            VectorRecord(
+                id=f"in-{i}",
+                vector=_basis(d, (0, 1.0), (1, 1.0 + i)),
+                file_path=corpus.P1_FILE_PATH,
+            )
+            for i in range(3)
+        ]
+        await index.upsert(close + far)
+        scope = QueryScope(product_id="p1")
+        hits = await index.query(q, 3, scope=scope)
+        assert [h.id for h in hits] == ["in-0", "in-1", "in-2"]
+        oracle = VectorOracle(d, -1.0)
+        oracle.upsert(close + far)
+        check_hits(hits, oracle, q, 3, scope=scope, tol=self.score_tolerance)
+
+    async def test_scope_excludes_only_on_a_known_contradicting_field(
+        self, vector_index_factory: VectorIndexFactory
+    ) -> None:
+        """Excluded only when a field it knows (first-class metadata, else its encoded
+        file_path) contradicts the scope; unknown fields pass; multi-product records match each
+        product; scope values are literals, never patterns."""
+        index, _, records = await self._loaded(vector_index_factory, cosine_threshold=-1.0)
+        all_ids = {r.id for r in records}
+        unknown = {
+            r.id
+            for r in records
+            if not record_scope_values(r)["product_id"]
+        }
+        assert unknown, "corpus lacks records without a product"
+        hits = await index.query(
+            corpus.query_vectors(self.dim)[0], len(records), scope=QueryScope(product_id="p1")
+        )
+        assert unknown <= {h.id for h in hits}, "a record without a product must pass"
+        probes = [
+            QueryScope(product_id="p1"),
+            QueryScope(product_id="p2"),
+            QueryScope(product_id="p%"),
+            QueryScope(product_id="p_"),
+            QueryScope(product_id='p"or 1==1'),
+            QueryScope(product_id="p'q\\x"),
+            QueryScope(product_id="产品-é"),
+            QueryScope(category_id="crm", product_id="p2"),
+            QueryScope(doc_ids=["doc-2"]),
+        ]
+        multi = next(r.id for r in records if r.file_path == corpus.MULTI_PRODUCT_FILE_PATH)
+        contradicted = next(
+            r.id for r in records
+            if r.metadata.get("product_id") == "p2" and r.file_path == corpus.P1_FILE_PATH
+        )
+        for scope in probes:
+            expected = {r.id for r in records if prefilter_match(scope, record_scope_values(r))}
+            assert expected != all_ids, f"probe {scope!r} excludes nothing"
+            hits = await index.query(corpus.query_vectors(self.dim)[0], len(records), scope=scope)
+            assert {h.id for h in hits} == expected, f"scope {scope!r}"
+            if scope.product_id in (("p1",), ("p2",)):
+                assert multi in expected
+            if scope.product_id == ("p1",):
+                assert contradicted not in expected
+
+    @pytest.mark.parametrize("scope", [None, QueryScope()], ids=["none", "empty"])
+    async def test_no_or_empty_scope_filters_nothing(
+        self, vector_index_factory: VectorIndexFactory, scope: QueryScope | None
+    ) -> None:
+        """None or an empty scope filters nothing."""
+        index, _, records = await self._loaded(vector_index_factory, cosine_threshold=-1.0)
+        hits = await index.query(corpus.query_vectors(self.dim)[0], len(records) + 5, scope=scope)
+        assert {h.id for h in hits} == {r.id for r in records}
+
+    async def test_hits_carry_every_stored_field(
+        self, vector_index_factory: VectorIndexFactory
+    ) -> None:
+        """Returned records carry every stored field except that vector may be None."""
+        index, _, records = await self._loaded(vector_index_factory, cosine_threshold=-1.0)
+        hits = await index.query(corpus.query_vectors(self.dim)[3], len(records))
+        assert len(hits) == len(records)
+        by_id = {r.id: r for r in records}
+        for h in hits:
+            self._same(h.record, by_id[h.id], context="query hit")
+            if h.record.vector is not None:
+                assert cosine(h.record.vector, by_id[h.id].vector) > 1 - self.score_tolerance  # type: ignore[arg-type]
+
+    async def test_none_fields_stay_none(self, vector_index_factory: VectorIndexFactory) -> None:
+        """A record with only an id and a vector comes back with every field None/empty."""
+        index = await self._make(vector_index_factory, cosine_threshold=-1.0)
+        bare = VectorRecord(id="bare", vector=_basis(self.dim, (0, 1.0)))
+        empty = VectorRecord(
+            id="empty-strings", vector=_basis(self.dim, (1, 1.0)), content="", entity_name=""
+        )
+        await index.upsert([bare, empty])
+        got = await index.get(["bare", "empty-strings"])
+        self._same(got[0], bare)
+        self._same(got[1], empty)
+
+    # ---- get / get_vectors / delete / count --------------------------------------------
+
+    async def test_get_in_request_order(self, vector_index_factory: VectorIndexFactory) -> None:
+        """Records by id, in request order, None for a missing id (no exception)."""
+        index, _, records = await self._loaded(vector_index_factory)
+        by_id = {r.id: r for r in records}
+        request = ["chunk-10", "missing", "chunk-1", "B", "a", "chunk-10", "chunk-", "CHUNK-1"]
+        got = await index.get(request)
+        assert len(got) == len(request)
+        for rid, actual in zip(request, got, strict=True):
+            if rid in by_id:
+                self._same(actual, by_id[rid])
+            else:
+                assert actual is None, rid
+        assert await index.get([]) == []
+
+    async def test_get_vectors(self, vector_index_factory: VectorIndexFactory) -> None:
+        """float32, 1-D, the direction of the upserted vector; missing ids absent; duplicates
+        once."""
+        index, _, records = await self._loaded(vector_index_factory)
+        wanted = [records[0].id, "missing", records[1].id, records[0].id]
+        got = await index.get_vectors(wanted)
+        assert set(got) == {records[0].id, records[1].id}
+        for r in records[:2]:
+            v = got[r.id]
+            assert isinstance(v, np.ndarray)
+            assert v.dtype == np.float32
+            assert v.shape == (self.dim,)
+            assert cosine(v, r.vector) > 1 - self.score_tolerance  # type: ignore[arg-type]
+            norm, raw = float(np.linalg.norm(v)), float(np.linalg.norm(r.vector))  # type: ignore[arg-type]
+            assert norm == pytest.approx(raw, rel=1e-2) or norm == pytest.approx(1.0, rel=1e-2)
+        assert await index.get_vectors([]) == {}
+
+    async def test_delete(self, vector_index_factory: VectorIndexFactory) -> None:
+        """Remove records by id; unknown ids are ignored; count follows."""
+        index, oracle, records = await self._loaded(vector_index_factory, cosine_threshold=-1.0)
+        victims = [records[1].id, records[5].id, "never-existed", records[1].id]
+        await index.delete(victims)
+        oracle.delete(victims)
+        assert await index.count() == len(records) - 2
+        assert await index.get([records[1].id, records[5].id]) == [None, None]
+        assert await index.get_vectors([records[1].id]) == {}
+        for q in corpus.query_vectors(self.dim):
+            check_hits(await index.query(q, 100), oracle, q, 100, tol=self.score_tolerance)
+        await index.delete([])
+        await index.delete(["never-existed"])
+        assert await index.count() == len(records) - 2
+
+    async def test_delete_then_reupsert(self, vector_index_factory: VectorIndexFactory) -> None:
+        """A deleted id can be written again."""
+        index, oracle, records = await self._loaded(vector_index_factory, cosine_threshold=-1.0)
+        await index.delete([records[0].id])
+        again = replace(records[0], content="again")
+        await index.upsert([again])
+        oracle.upsert([again])
+        assert await index.count() == len(records)
+        self._same((await index.get([again.id]))[0], again)
+        q = corpus.query_vectors(self.dim)[0]
+        check_hits(await index.query(q, 100), oracle, q, 100, tol=self.score_tolerance)
+
+    async def test_delete_everything(self, vector_index_factory: VectorIndexFactory) -> None:
+        """Deleting every record empties the index."""
+        index, _, records = await self._loaded(vector_index_factory, cosine_threshold=-1.0)
+        await index.delete([r.id for r in records])
+        assert await index.count() == 0
+        assert await index.query(corpus.query_vectors(self.dim)[0], 5) == []
+
+    async def test_namespaces_are_independent(
+        self, vector_index_factory: VectorIndexFactory
+    ) -> None:
+        """One instance serves one namespace: writes to one index are invisible to another."""
+        entities = await self._make(vector_index_factory, "entities", cosine_threshold=-1.0)
+        chunks = await self._make(vector_index_factory, "chunks", cosine_threshold=-1.0)
+        await entities.upsert([VectorRecord(id="shared-id", vector=_basis(self.dim, (0, 1.0)))])
+        await chunks.upsert(
+            [VectorRecord(id="shared-id", vector=_basis(self.dim, (1, 1.0)), content="chunk")]
+        )
+        await chunks.upsert([VectorRecord(id="only-chunks", vector=_basis(self.dim, (2, 1.0)))])
+        assert await entities.count() == 1
+        assert await chunks.count() == 2
+        assert (await entities.get(["shared-id"]))[0].content is None  # type: ignore[union-attr]
+        assert await entities.get(["only-chunks"]) == [None]
+        await chunks.delete(["shared-id"])
+        assert await entities.count() == 1
+
+    # ---- property test --------------------------------------------------------------
+
+    @settings(
+        max_examples=20,
+        deadline=None,
+        database=None,
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.too_slow,
+            HealthCheck.differing_executors,  # one method, many backend subclasses
+        ],
+    )
+    @given(
+        seed=st.integers(0, 2**31 - 1),
+        n=st.integers(1, 30),
+        top_k=st.integers(1, 40),
+        threshold=st.sampled_from([-1.0, -0.1, 0.0, 0.2, 0.45]),
+        scope_index=st.integers(0, len(corpus.SCOPES) - 1),
+        delete_fraction=st.sampled_from([0.0, 0.3]),
+    )
+    async def test_random_corpora_match_oracle(
+        self,
+        vector_index_factory: VectorIndexFactory,
+        seed: int,
+        n: int,
+        top_k: int,
+        threshold: float,
+        scope_index: int,
+        delete_fraction: float,
+    ) -> None:
+        """Invariant: on any corpus (duplicate ids, rewrites, deletes), query == oracle."""
+        if not self.run_property_tests:
+            pytest.skip("run_property_tests is off")
+        rng = np.random.default_rng(seed)
+        dim = 8
+        index = await self._make(vector_index_factory, "chunks", dim, threshold)
+        oracle = VectorOracle(dim, threshold)
+        first = corpus.random_vector_records(rng, n, dim)
+        second = corpus.random_vector_records(rng, max(1, n // 2), dim)
+        for batch in (first, second):
+            await index.upsert(batch)
+            oracle.upsert(batch)
+        ids = sorted(oracle.records)
+        victims = [i for i in ids if rng.random() < delete_fraction]
+        await index.delete(victims)
+        oracle.delete(victims)
+        assert await index.count() == len(oracle.records)
+        scope = corpus.SCOPES[scope_index]
+        q = rng.standard_normal(dim).astype(np.float32)
+        hits = await index.query(q, top_k, scope=scope)
+        check_hits(hits, oracle, q, top_k, scope=scope, tol=self.score_tolerance)
+        got = await index.get(ids)
+        for rid, actual in zip(ids, got, strict=True):
+            expected = oracle.stored(rid)
+            if expected is None:
+                assert actual is None
+            else:
+                self._same(actual, expected)
