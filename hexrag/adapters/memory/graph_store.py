@@ -32,6 +32,9 @@ class MemoryGraphStore:
         self._seq: dict[str, int] = {}
         self._next_seq = 0
         self._by_chunk: dict[str, dict[str, None]] = {}
+        # node -> incident relation count (a self-loop counts 2); networkx recomputes a
+        # multigraph degree in O(degree), which dominated local queries on hub entities
+        self._deg: dict[str, int] = {}
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -55,6 +58,8 @@ class MemoryGraphStore:
         rel = self._relation(rid)
         u, v = self._ends.pop(rid)
         self._g.remove_edge(u, v, key=rid)
+        self._deg[u] -= 1
+        self._deg[v] -= 1
         del self._seq[rid]
         self._unindex(rel)
 
@@ -79,6 +84,8 @@ class MemoryGraphStore:
                 self._remove_edge(rel.id)
             self._g.add_edge(rel.src_id, rel.tgt_id, key=rel.id, **{_RELATION: rel})
             self._ends[rel.id] = (rel.src_id, rel.tgt_id)
+            self._deg[rel.src_id] = self._deg.get(rel.src_id, 0) + 1
+            self._deg[rel.tgt_id] = self._deg.get(rel.tgt_id, 0) + 1
             self._seq[rel.id] = self._next_seq
             self._next_seq += 1
             self._index(rel)
@@ -92,6 +99,7 @@ class MemoryGraphStore:
             for rid in incident:
                 self._remove_edge(rid)
             self._g.remove_node(name)
+            self._deg.pop(name, None)
 
     async def delete_edges(self, relation_ids: Sequence[str]) -> None:
         """Remove relations by id; unknown ids are ignored."""
@@ -110,7 +118,7 @@ class MemoryGraphStore:
         return {n: self._entity(n) for n in names if n in self._g}
 
     def _degree(self, name: str) -> int:
-        return int(self._g.degree(name)) if name in self._g else 0
+        return self._deg.get(name, 0)
 
     async def node_degrees(self, names: Sequence[str]) -> dict[str, int]:
         """Incident relations per name; a self-loop counts 2; missing nodes 0."""
