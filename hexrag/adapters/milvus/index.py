@@ -1,0 +1,580 @@
+"""``MilvusVectorIndex``: the :class:`hexrag.ports.VectorIndex` port on Milvus / Milvus Lite.
+
+How the port's promises are kept:
+
+* **Schema.** Created on first use, explicit (no dynamic fields); see
+  :mod:`hexrag.adapters.milvus._convert` for the columns. Scope values are stored as
+  ``ARRAY<VARCHAR>`` columns (``product_ids``, ``category_ids``, ``doc_ids``) computed by
+  :func:`hexrag.core.scope.scope_values`, so the scope pre-filter runs inside Milvus and
+  ``top_k`` counts only admitted records. An existing collection is checked (dimension,
+  fields) and loaded instead. Requires Milvus >= 2.5 (nullable fields) or Milvus Lite >= 3.
+* **Filters.** Built only by :mod:`hexrag.adapters.milvus._filter` from escaped literals;
+  ``get``/``delete`` never use pymilvus' ``ids=`` shortcut, which pastes ids into
+  ``'...'`` unescaped.
+* **Threshold and ranking.** LightRAG passes ``radius=cosine_threshold`` (Milvus range
+  search keeps ``score > radius``, strictly). The port wants ``score >= threshold``, best
+  first, ties by id. The adapter asks Milvus for candidates with a slightly lower radius and
+  some slack beyond ``top_k``, re-scores them exactly (float64, :func:`cosine_scores`) and
+  sorts by ``(-score, id)``. If the slack is exhausted while candidates still tie with the
+  cut (within float32 noise), it asks again with a larger limit - the only case in which a
+  query takes more than one round trip. Results equal a brute-force oracle when the index is
+  exact (``FLAT``, or ``AUTOINDEX`` on Milvus Lite without faiss); with an ANN index
+  (``HNSW``, ``IVF_FLAT``, server ``AUTOINDEX``) Milvus may miss candidates.
+* **Read-your-writes.** The collection is created with ``Strong`` consistency and every
+  read passes ``consistency_level="Strong"`` (an existing collection may have another level).
+* **Round trips.** ``upsert``/``query``/``get``/``get_vectors``/``delete``/``count`` are one
+  Milvus call each (plus a one-off collection check/creation on the instance's first use).
+  pymilvus is synchronous; calls run in a worker thread so the event loop never blocks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
+
+import numpy as np
+
+from hexrag.adapters.milvus._convert import (
+    ARRAY_CAPACITY,
+    ARRAY_ELEMENT_MAX_BYTES,
+    OUTPUT_FIELDS,
+    VARCHAR_LIMITS,
+    cosine_scores,
+    record_to_row,
+    row_to_record,
+    vector_of,
+)
+from hexrag.adapters.milvus._errors import translate
+from hexrag.adapters.milvus._filter import ids_filter, scope_filter
+from hexrag.core.errors import ConfigurationError, HexragError, NotFound
+from hexrag.core.model import QueryScope, VectorHit, VectorNamespace, VectorRecord
+
+if TYPE_CHECKING:
+    from pymilvus import MilvusClient
+
+__all__ = ["IndexType", "MilvusVectorIndex"]
+
+IndexType = Literal["AUTOINDEX", "FLAT", "HNSW", "IVF_FLAT"]
+_INDEX_TYPES: tuple[str, ...] = get_args(IndexType)
+_NAMESPACES: tuple[str, ...] = get_args(VectorNamespace)
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,254}$")
+
+# Milvus' maximum topk / query limit.
+MAX_LIMIT = 16384
+# Bound on |Milvus' float32 score - exact score| (float32 dot products over up to a few
+# thousand dimensions stay well inside it).
+_SCORE_EPS = 1e-4
+_MIN_SLACK = 16
+
+_T = TypeVar("_T")
+
+
+class MilvusVectorIndex:
+    """A :class:`~hexrag.ports.VectorIndex` stored in one Milvus collection.
+
+    The main constructor takes a ready ``pymilvus.MilvusClient`` and opens no connection;
+    :meth:`from_uri` is the convenience path (Milvus Lite for a local ``*.db`` path, a
+    server for ``http(s)://host:port``). Driver exceptions surface as
+    :class:`~hexrag.core.errors.BackendUnavailable`, :class:`~hexrag.core.errors.BackendTimeout`,
+    :class:`~hexrag.core.errors.ConfigurationError`, :class:`~hexrag.core.errors.NotFound` or
+    :class:`~hexrag.core.errors.BackendError` with ``backend="milvus"``.
+    """
+
+    def __init__(
+        self,
+        client: MilvusClient,
+        *,
+        collection: str,
+        namespace: VectorNamespace,
+        dim: int,
+        cosine_threshold: float = 0.2,
+        index_type: IndexType = "AUTOINDEX",
+        index_params: Mapping[str, Any] | None = None,
+        search_params: Mapping[str, Any] | None = None,
+        timeout: float | None = 30.0,
+    ) -> None:
+        """Wrap ``client``; nothing is sent to Milvus until the first call.
+
+        Args:
+            client: a connected ``pymilvus.MilvusClient``.
+            collection: the collection name (letters, digits, ``_``; not starting with a digit).
+            namespace: ``"entities"``, ``"relationships"`` or ``"chunks"``.
+            dim: the embedding dimension.
+            cosine_threshold: minimum cosine similarity of a hit (LightRAG's
+                ``cosine_better_than_threshold``; ``COSINE_THRESHOLD``, default 0.2).
+            index_type: the vector index built when the collection is created. ``FLAT`` is
+                exact; ``AUTOINDEX`` (LightRAG's default) is exact on Milvus Lite without
+                faiss and approximate on a server.
+            index_params: build parameters (defaults: LightRAG's HNSW ``M=16,
+                efConstruction=360``; IVF ``nlist=1024``).
+            search_params: search parameters (defaults: HNSW ``ef=max(200, limit)``; IVF
+                ``nprobe=16``).
+            timeout: seconds each Milvus call may take (``None``: no limit).
+        """
+        self._setup(
+            client=client,
+            factory=None,
+            where="the given MilvusClient",
+            collection=collection,
+            namespace=namespace,
+            dim=dim,
+            cosine_threshold=cosine_threshold,
+            index_type=index_type,
+            index_params=index_params,
+            search_params=search_params,
+            timeout=timeout,
+        )
+
+    @classmethod
+    def from_uri(
+        cls,
+        uri: str = "./hexrag_milvus.db",
+        *,
+        namespace: VectorNamespace,
+        dim: int,
+        collection: str | None = None,
+        cosine_threshold: float = 0.2,
+        index_type: IndexType = "AUTOINDEX",
+        index_params: Mapping[str, Any] | None = None,
+        search_params: Mapping[str, Any] | None = None,
+        timeout: float | None = 30.0,
+        token: str | None = None,
+        user: str | None = None,
+        password: str | None = None,
+        db_name: str | None = None,
+    ) -> MilvusVectorIndex:
+        """An index on the Milvus at ``uri``; the client connects lazily, on the first call.
+
+        ``uri`` is a Milvus Lite file (a path ending in ``.db`` whose directory exists) or a
+        server address (``http://host:19530``). Credentials default to the environment
+        (``MILVUS_TOKEN``, ``MILVUS_USER``, ``MILVUS_PASSWORD``, ``MILVUS_DB_NAME``), as in
+        LightRAG. ``collection`` defaults to ``hexrag_<namespace>``.
+        """
+        token = token if token is not None else os.environ.get("MILVUS_TOKEN", "")
+        user = user if user is not None else os.environ.get("MILVUS_USER", "")
+        password = password if password is not None else os.environ.get("MILVUS_PASSWORD", "")
+        db_name = db_name if db_name is not None else os.environ.get("MILVUS_DB_NAME", "")
+
+        def factory() -> MilvusClient:
+            from pymilvus import MilvusClient
+
+            return MilvusClient(
+                uri=uri,
+                user=user,
+                password=password,
+                token=token,
+                db_name=db_name,
+                timeout=timeout,
+            )
+
+        index = cls.__new__(cls)
+        index._setup(
+            client=None,
+            factory=factory,
+            where=uri,
+            collection=collection or f"hexrag_{namespace}",
+            namespace=namespace,
+            dim=dim,
+            cosine_threshold=cosine_threshold,
+            index_type=index_type,
+            index_params=index_params,
+            search_params=search_params,
+            timeout=timeout,
+        )
+        return index
+
+    def _setup(
+        self,
+        *,
+        client: MilvusClient | None,
+        factory: Callable[[], MilvusClient] | None,
+        where: str,
+        collection: str,
+        namespace: str,
+        dim: int,
+        cosine_threshold: float,
+        index_type: str,
+        index_params: Mapping[str, Any] | None,
+        search_params: Mapping[str, Any] | None,
+        timeout: float | None,
+    ) -> None:
+        if namespace not in _NAMESPACES:
+            raise ConfigurationError(
+                f"unknown vector namespace {namespace!r}; expected one of {list(_NAMESPACES)}"
+            )
+        if not isinstance(collection, str) or not _NAME_RE.match(collection):
+            raise ConfigurationError(
+                f"invalid Milvus collection name {collection!r}: use letters, digits and '_', "
+                "not starting with a digit, at most 255 characters"
+            )
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+            raise ConfigurationError(f"dim must be a positive integer, got {dim!r}")
+        threshold = float(cosine_threshold)
+        if not math.isfinite(threshold):
+            raise ConfigurationError(f"cosine_threshold must be finite, got {cosine_threshold!r}")
+        if index_type not in _INDEX_TYPES:
+            raise ConfigurationError(
+                f"unsupported Milvus index_type {index_type!r}; expected one of "
+                f"{list(_INDEX_TYPES)}"
+            )
+        if timeout is not None and not timeout > 0:
+            raise ConfigurationError(f"timeout must be positive or None, got {timeout!r}")
+        self._client = client
+        self._factory = factory
+        self._client_lock = threading.Lock()
+        self._where = where
+        self._collection = collection
+        self._namespace = namespace
+        self._dim = dim
+        self._threshold = threshold
+        self._index_type = index_type
+        self._index_params = dict(index_params or {})
+        self._search_params = dict(search_params or {})
+        self._timeout = timeout
+        self._ready = False
+        self._ready_lock: asyncio.Lock | None = None
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def namespace(self) -> str:
+        """``"entities"``, ``"relationships"`` or ``"chunks"``."""
+        return self._namespace
+
+    @property
+    def dim(self) -> int:
+        """The embedding dimension this index stores."""
+        return self._dim
+
+    @property
+    def cosine_threshold(self) -> float:
+        """Minimum cosine similarity a hit must reach."""
+        return self._threshold
+
+    @property
+    def collection(self) -> str:
+        """The Milvus collection name."""
+        return self._collection
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _get_client(self) -> MilvusClient:
+        if self._client is None:
+            with self._client_lock:
+                if self._client is None:
+                    assert self._factory is not None
+                    self._client = self._factory()
+        return self._client
+
+    async def _call(self, action: str, fn: Callable[[MilvusClient], _T]) -> _T:
+        """Run ``fn(client)`` in a worker thread; translate driver errors."""
+
+        def run() -> _T:
+            return fn(self._get_client())
+
+        try:
+            return await asyncio.to_thread(run)
+        except HexragError:
+            raise
+        except Exception as exc:
+            error = translate(
+                exc,
+                action=action,
+                collection=self._collection,
+                where=self._where,
+                timeout=self._timeout,
+            )
+            if isinstance(error, NotFound):
+                self._ready = False  # recreate it on the next call
+            raise error from exc
+
+    async def _ensure(self) -> None:
+        if self._ready:
+            return
+        if self._ready_lock is None:
+            self._ready_lock = asyncio.Lock()
+        async with self._ready_lock:
+            if not self._ready:
+                await self._call("collection setup", self._ensure_sync)
+                self._ready = True
+
+    def _ensure_sync(self, client: MilvusClient) -> None:
+        timeout = self._timeout
+        if client.has_collection(self._collection, timeout=timeout):
+            self._check_existing(client.describe_collection(self._collection, timeout=timeout))
+            self._check_metric(client)
+        else:
+            try:
+                client.create_collection(
+                    self._collection,
+                    schema=self._schema(),
+                    consistency_level="Strong",
+                    timeout=timeout,
+                )
+            except Exception:
+                # Lost a creation race with another process: use theirs if it fits.
+                if not client.has_collection(self._collection, timeout=timeout):
+                    raise
+                self._check_existing(client.describe_collection(self._collection, timeout=timeout))
+                self._check_metric(client)
+            else:
+                index = client.prepare_index_params()
+                index.add_index(
+                    field_name="vector",
+                    index_type=self._index_type,
+                    metric_type="COSINE",
+                    params=self._build_params(),
+                )
+                # sync=False: creating an index on an empty collection is immediate; the
+                # synchronous path polls with 0.5 s sleeps. load_collection waits anyway.
+                client.create_index(self._collection, index, timeout=timeout, sync=False)
+        client.load_collection(self._collection, timeout=timeout)
+
+    def _schema(self) -> Any:
+        from pymilvus import DataType, MilvusClient
+
+        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=VARCHAR_LIMITS["id"])
+        schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self._dim)
+        schema.add_field("created_at", DataType.INT64, nullable=True)
+        for name in (
+            "entity_name",
+            "src_id",
+            "tgt_id",
+            "full_doc_id",
+            "content",
+            "file_path",
+            "source_id",
+        ):
+            schema.add_field(name, DataType.VARCHAR, max_length=VARCHAR_LIMITS[name], nullable=True)
+        schema.add_field("source_id_json", DataType.JSON, nullable=True)
+        for name in ("chunk_ids", "product_ids", "category_ids", "doc_ids"):
+            schema.add_field(
+                name,
+                DataType.ARRAY,
+                element_type=DataType.VARCHAR,
+                max_capacity=ARRAY_CAPACITY,
+                max_length=ARRAY_ELEMENT_MAX_BYTES,
+            )
+        schema.add_field("metadata", DataType.JSON, nullable=True)
+        return schema
+
+    def _check_existing(self, description: Mapping[str, Any]) -> None:
+        fields = {f.get("name"): f for f in description.get("fields", [])}
+        missing = [name for name in OUTPUT_FIELDS if name not in fields]
+        if missing:
+            raise ConfigurationError(
+                f"Milvus collection {self._collection!r} exists but lacks the field(s) "
+                f"{missing}: it was not created by hexrag's MilvusVectorIndex (LightRAG's "
+                "collections have another schema). Use another collection name."
+            )
+        stored_dim = (fields["vector"].get("params") or {}).get("dim")
+        if stored_dim is not None and int(stored_dim) != self._dim:
+            raise ConfigurationError(
+                f"Milvus collection {self._collection!r} stores vectors of dim {stored_dim}, "
+                f"but this index is configured for dim {self._dim}; check the embedding model "
+                "or use another collection name"
+            )
+
+    def _check_metric(self, client: MilvusClient) -> None:
+        names = client.list_indexes(self._collection, field_name="vector", timeout=self._timeout)
+        for name in names:
+            info = client.describe_index(self._collection, name, timeout=self._timeout)
+            metric = str(info.get("metric_type", "COSINE")).upper()
+            if metric != "COSINE":
+                raise ConfigurationError(
+                    f"Milvus collection {self._collection!r} indexes its vectors with the "
+                    f"{metric} metric; MilvusVectorIndex needs COSINE. Use another collection."
+                )
+
+    def _build_params(self) -> dict[str, Any]:
+        if self._index_params:
+            return dict(self._index_params)
+        if self._index_type == "HNSW":
+            return {"M": 16, "efConstruction": 360}
+        if self._index_type == "IVF_FLAT":
+            return {"nlist": 1024}
+        return {}
+
+    def _search_params_for(self, limit: int) -> dict[str, Any]:
+        params: dict[str, Any] = dict(self._search_params)
+        if self._index_type == "HNSW":
+            params["ef"] = max(int(params.get("ef", 200)), limit)
+        elif self._index_type == "IVF_FLAT":
+            params.setdefault("nprobe", 16)
+        radius = self._threshold - _SCORE_EPS
+        if radius > -1.0:
+            params["radius"] = radius
+        return {"metric_type": "COSINE", "params": params}
+
+    # ------------------------------------------------------------------ port
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        """Insert or replace records by id (the last write of an id wins); one Milvus call."""
+        rows_by_id: dict[str, dict[str, Any]] = {}
+        for record in records:
+            row = record_to_row(record, self._dim)  # validates everything before writing
+            rows_by_id.pop(row["id"], None)
+            rows_by_id[row["id"]] = row
+        if not rows_by_id:
+            return
+        await self._ensure()
+        rows = list(rows_by_id.values())
+        await self._call(
+            "upsert",
+            lambda c: c.upsert(self._collection, rows, timeout=self._timeout),
+        )
+
+    async def query(
+        self,
+        vector: np.ndarray | Sequence[float],
+        top_k: int,
+        *,
+        scope: QueryScope | None = None,
+    ) -> list[VectorHit]:
+        """The ``top_k`` records most similar to ``vector`` (see the port for the rules)."""
+        q = vector_of(vector, self._dim, what="query vector")
+        if top_k < 1:
+            return []
+        await self._ensure()
+        expr = scope_filter(scope)
+        limit = min(top_k + max(top_k, _MIN_SLACK), MAX_LIMIT)
+        while True:
+            rows = await self._search(q, expr, limit)
+            if not rows:
+                return []
+            vectors = np.asarray([row["vector"] for row in rows], dtype=np.float32)
+            scores = cosine_scores(q, vectors)
+            ranked = sorted(
+                (
+                    (float(score), row)
+                    for score, row in zip(scores, rows, strict=True)
+                    if score >= self._threshold
+                ),
+                key=lambda item: (-item[0], item[1]["id"]),
+            )[:top_k]
+            if len(rows) < limit or limit >= MAX_LIMIT:
+                break  # Milvus returned every candidate above the radius
+            # Rows Milvus did not return score at most its lowest returned score (+ noise).
+            unseen_max = min(float(row["distance"]) for row in rows) + _SCORE_EPS
+            cut = ranked[-1][0] if len(ranked) == top_k else self._threshold
+            if unseen_max < cut:
+                break
+            limit = min(limit * 4, MAX_LIMIT)
+        return [
+            VectorHit(record=row_to_record(row, with_vector=False), score=score)
+            for score, row in ranked
+        ]
+
+    async def _search(self, q: np.ndarray, expr: str, limit: int) -> list[dict[str, Any]]:
+        def run(client: MilvusClient) -> list[dict[str, Any]]:
+            result = client.search(
+                self._collection,
+                data=[q.tolist()],
+                filter=expr,
+                limit=limit,
+                output_fields=list(OUTPUT_FIELDS),
+                search_params=self._search_params_for(limit),
+                timeout=self._timeout,
+                consistency_level="Strong",
+            )
+            hits = result[0] if result else []
+            rows = []
+            for hit in hits:
+                row = dict(hit["entity"])
+                row["id"] = hit["id"]
+                row["distance"] = hit["distance"]
+                rows.append(row)
+            return rows
+
+        return await self._call("search", run)
+
+    async def get(self, ids: Sequence[str]) -> list[VectorRecord | None]:
+        """Records by id, in request order, ``None`` for a missing id; one Milvus call."""
+        if not ids:
+            return []
+        found = await self._fetch(ids, list(OUTPUT_FIELDS), "get")
+        return [row_to_record(found[i], with_vector=True) if i in found else None for i in ids]
+
+    async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors (float32, 1-D) of the ids found; one Milvus call."""
+        if not ids:
+            return {}
+        found = await self._fetch(ids, ["id", "vector"], "get_vectors")
+        return {
+            rid: np.asarray(found[rid]["vector"], dtype=np.float32)
+            for rid in dict.fromkeys(ids)
+            if rid in found
+        }
+
+    async def _fetch(
+        self, ids: Sequence[str], fields: list[str], action: str
+    ) -> dict[str, dict[str, Any]]:
+        await self._ensure()
+        expr = ids_filter(ids)
+        rows = await self._call(
+            action,
+            lambda c: c.query(
+                self._collection,
+                filter=expr,
+                output_fields=fields,
+                timeout=self._timeout,
+                consistency_level="Strong",
+            ),
+        )
+        return {row["id"]: dict(row) for row in rows}
+
+    async def delete(self, ids: Sequence[str]) -> None:
+        """Remove records by id; unknown ids are ignored; one Milvus call."""
+        if not ids:
+            return
+        await self._ensure()
+        expr = ids_filter(ids)
+        await self._call(
+            "delete",
+            lambda c: c.delete(self._collection, filter=expr, timeout=self._timeout),
+        )
+
+    async def count(self) -> int:
+        """Number of stored records; one Milvus call."""
+        await self._ensure()
+        rows = await self._call(
+            "count",
+            lambda c: c.query(
+                self._collection,
+                filter="",
+                output_fields=["count(*)"],
+                timeout=self._timeout,
+                consistency_level="Strong",
+            ),
+        )
+        return int(rows[0]["count(*)"]) if rows else 0
+
+    # ------------------------------------------------------------------ housekeeping
+
+    async def close(self) -> None:
+        """Close the client if :meth:`from_uri` created it (a client passed in is the caller's)."""
+        if self._factory is not None and self._client is not None:
+            client, self._client = self._client, None
+            self._ready = False
+            await asyncio.to_thread(client.close)
+
+    async def drop(self) -> None:
+        """Drop the collection (all records of this index). Not part of the port."""
+        await self._call(
+            "drop",
+            lambda c: c.drop_collection(self._collection, timeout=self._timeout),
+        )
+        self._ready = False
+
+    def __repr__(self) -> str:
+        return (
+            f"MilvusVectorIndex(collection={self._collection!r}, namespace={self._namespace!r}, "
+            f"dim={self._dim}, cosine_threshold={self._threshold}, "
+            f"index_type={self._index_type!r}, where={self._where!r})"
+        )

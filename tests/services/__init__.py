@@ -1,0 +1,1 @@
+"""Test services: real backend servers started on free ports in temp dirs."""
