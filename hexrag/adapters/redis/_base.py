@@ -1,0 +1,157 @@
+"""What both Redis adapters share: key layout, client ownership, error translation."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from hexrag.core.errors import (
+    BackendError,
+    BackendTimeout,
+    BackendUnavailable,
+    ConfigurationError,
+    HexragError,
+)
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+__all__ = ["RedisNamespace", "translate_errors", "validate_name"]
+
+BACKEND = "redis"
+
+# Workspace and namespace end up in a SCAN MATCH glob, so glob metacharacters
+# (``*?[]\``) and the ``:`` separator are refused rather than escaped.
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
+
+#: SCAN batch size hint (keys per SCAN call; a server may return more or fewer).
+SCAN_COUNT = 1000
+
+
+def validate_name(value: str, *, what: str) -> str:
+    """Return ``value`` if it is a safe key component, else raise ConfigurationError."""
+    if not isinstance(value, str) or not _NAME.match(value):
+        raise ConfigurationError(
+            f"redis {what} {value!r} is invalid: use 1-128 characters from "
+            "[A-Za-z0-9_.-], not starting with '.' or '-' (no ':' or glob characters)"
+        )
+    return value
+
+
+@contextmanager
+def translate_errors(action: str) -> Iterator[None]:
+    """Re-raise redis-py exceptions as hexrag errors naming the backend and what to check."""
+    from redis import exceptions as rexc
+
+    try:
+        yield
+    except HexragError:
+        raise
+    except (rexc.AuthenticationError, rexc.AuthorizationError) as exc:
+        raise ConfigurationError(
+            f"redis: {action} failed: authentication refused ({exc}); check the password/ACL "
+            "user in the Redis URL"
+        ) from exc
+    except (rexc.TimeoutError, TimeoutError) as exc:
+        raise BackendTimeout(
+            f"redis: {action} timed out ({exc}); check the server load and socket_timeout",
+            backend=BACKEND,
+        ) from exc
+    except (rexc.ConnectionError, ConnectionError, OSError) as exc:
+        raise BackendUnavailable(
+            f"redis: {action} failed: cannot reach the server ({exc}); check that Redis is "
+            "running and the URL (host, port, TLS) is right",
+            backend=BACKEND,
+        ) from exc
+    except rexc.RedisError as exc:
+        raise BackendError(f"redis: {action} failed: {exc}", backend=BACKEND) from exc
+
+
+class RedisNamespace:
+    """One key namespace ``f"{workspace}:{namespace}:"`` on a ``redis.asyncio`` client.
+
+    The client is used as given (``decode_responses`` on or off); it is closed by
+    :meth:`aclose` only when this object created it (``from_url``).
+    """
+
+    def __init__(
+        self, client: Redis, *, workspace: str, namespace: str, owns_client: bool = False
+    ) -> None:
+        self._client = client
+        self._workspace = validate_name(workspace, what="workspace")
+        self._namespace = validate_name(namespace, what="namespace")
+        self._prefix = f"{self._workspace}:{self._namespace}:"
+        self._owns_client = owns_client
+
+    @property
+    def workspace(self) -> str:
+        """The workspace part of every key."""
+        return self._workspace
+
+    @property
+    def namespace(self) -> str:
+        """The namespace part of every key."""
+        return self._namespace
+
+    @property
+    def client(self) -> Redis:
+        """The ``redis.asyncio`` client."""
+        return self._client
+
+    def key(self, item_id: str) -> str:
+        """The Redis key of ``item_id``."""
+        return self._prefix + item_id
+
+    def keys(self, ids: Sequence[str]) -> list[str]:
+        """The Redis keys of ``ids``, in order."""
+        return [self._prefix + i for i in ids]
+
+    async def _mget(self, ids: Sequence[str], action: str) -> list[Any]:
+        if not ids:
+            return []
+        with translate_errors(action):
+            return list(await self._client.mget(self.keys(ids)))
+
+    async def _mset(self, mapping: dict[str, str], action: str) -> None:
+        if not mapping:
+            return
+        with translate_errors(action):
+            await self._client.mset(mapping)
+
+    async def _delete(self, ids: Sequence[str], action: str) -> None:
+        if not ids:
+            return
+        with translate_errors(action):
+            await self._client.delete(*self.keys(list(dict.fromkeys(ids))))
+
+    async def _scan_batches(self) -> AsyncIterator[list[Any]]:
+        """Every key of this namespace, in SCAN batches (one SCAN call per batch)."""
+        pattern = self._prefix + "*"
+        cursor: Any = 0
+        while True:
+            cursor, batch = await self._client.scan(cursor=cursor, match=pattern, count=SCAN_COUNT)
+            if batch:
+                yield list(batch)
+            if int(cursor) == 0:
+                return
+
+    async def _count(self, action: str) -> int:
+        # SCAN may return a key twice while the keyspace is rehashing; count distinct keys.
+        seen: set[Any] = set()
+        with translate_errors(action):
+            async for batch in self._scan_batches():
+                seen.update(batch)
+        return len(seen)
+
+    async def _clear(self, action: str) -> None:
+        with translate_errors(action):
+            async for batch in self._scan_batches():
+                await self._client.unlink(*batch)
+
+    async def aclose(self) -> None:
+        """Close the client if this adapter created it (``from_url``); otherwise do nothing."""
+        if self._owns_client:
+            with translate_errors("close"):
+                await self._client.aclose()

@@ -1,0 +1,73 @@
+"""``RedisCache``: the Cache port on Redis string keys holding JSON objects."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hexrag.adapters.redis._base import RedisNamespace
+from hexrag.adapters.redis.convert import decode_object, encode_object
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+__all__ = ["RedisCache"]
+
+
+class RedisCache(RedisNamespace):
+    """Cache entries under ``f"{workspace}:{namespace}:{key}"`` as JSON objects.
+
+    ``get_many`` is one ``MGET``, ``set_many`` one ``MSET``, ``delete_many`` one ``DEL``;
+    ``clear`` walks the namespace with ``SCAN`` (O(keys in the database); never ``KEYS``).
+    """
+
+    def __init__(
+        self,
+        client: Redis,
+        *,
+        workspace: str = "hexrag",
+        namespace: str = "llm_response_cache",
+        owns_client: bool = False,
+    ) -> None:
+        super().__init__(client, workspace=workspace, namespace=namespace, owns_client=owns_client)
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        *,
+        workspace: str = "hexrag",
+        namespace: str = "llm_response_cache",
+        **client_options: Any,
+    ) -> RedisCache:
+        """A cache on a new client for ``url``; no connection is opened until first use."""
+        from redis.asyncio import Redis
+
+        client = Redis.from_url(url, **client_options)
+        return cls(client, workspace=workspace, namespace=namespace, owns_client=True)
+
+    async def get_many(self, keys: Sequence[str]) -> list[dict[str, Any] | None]:
+        """Entries in request order, ``None`` for a missing key (one ``MGET``)."""
+        keys = list(keys)
+        raw = await self._mget(keys, "get_many")
+        return [
+            None if value is None else decode_object(value, key=self.key(k))
+            for k, value in zip(keys, raw, strict=True)
+        ]
+
+    async def set_many(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
+        """Store entries, replacing existing keys (one ``MSET``)."""
+        mapping = {self.key(k): encode_object(v) for k, v in entries.items()}
+        await self._mset(mapping, "set_many")
+
+    async def delete_many(self, keys: Sequence[str]) -> None:
+        """Remove keys (one ``DEL``); unknown keys are ignored."""
+        await self._delete(list(keys), "delete_many")
+
+    async def count(self) -> int:
+        """Number of entries (a ``SCAN`` of the namespace: O(keys)); not part of the port."""
+        return await self._count("count")
+
+    async def clear(self) -> None:
+        """Remove every entry of this namespace and nothing else (``SCAN`` + ``UNLINK``)."""
+        await self._clear("clear")

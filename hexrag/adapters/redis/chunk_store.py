@@ -1,0 +1,79 @@
+"""``RedisChunkStore``: the ChunkStore port on Redis string keys holding JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from hexrag.adapters.redis._base import RedisNamespace
+from hexrag.adapters.redis.convert import chunk_from_json, chunk_to_json
+from hexrag.core.model import Chunk
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+__all__ = ["RedisChunkStore"]
+
+
+class RedisChunkStore(RedisNamespace):
+    """Chunks under ``f"{workspace}:{namespace}:{chunk_id}"`` as flat JSON records.
+
+    :func:`~hexrag.adapters.redis.convert.chunk_to_json` describes the value shape.
+    ``get_chunks`` is one ``MGET``, ``upsert_chunks`` one ``MSET``, ``delete_chunks`` one
+    ``DEL``. ``count`` walks the namespace with ``SCAN`` (O(number of keys in the
+    database), several round trips; never ``KEYS``).
+    """
+
+    def __init__(
+        self,
+        client: Redis,
+        *,
+        workspace: str = "hexrag",
+        namespace: str = "text_chunks",
+        owns_client: bool = False,
+    ) -> None:
+        super().__init__(client, workspace=workspace, namespace=namespace, owns_client=owns_client)
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        *,
+        workspace: str = "hexrag",
+        namespace: str = "text_chunks",
+        **client_options: Any,
+    ) -> RedisChunkStore:
+        """A store on a new client for ``url`` (``redis://[:password@]host:port/db``).
+
+        No connection is opened until the first call; :meth:`aclose` closes the client.
+        """
+        from redis.asyncio import Redis
+
+        client = Redis.from_url(url, **client_options)
+        return cls(client, workspace=workspace, namespace=namespace, owns_client=True)
+
+    async def upsert_chunks(self, chunks: Sequence[Chunk]) -> None:
+        """Insert or replace chunks by id (one ``MSET``; the last duplicate id wins)."""
+        mapping = {self.key(c.id): chunk_to_json(c) for c in chunks}
+        await self._mset(mapping, "upsert_chunks")
+
+    async def get_chunks(self, ids: Sequence[str]) -> list[Chunk | None]:
+        """Chunks in request order (duplicates repeated), ``None`` for a missing id."""
+        ids = list(ids)
+        raw = await self._mget(ids, "get_chunks")
+        return [
+            None if value is None else chunk_from_json(i, value)
+            for i, value in zip(ids, raw, strict=True)
+        ]
+
+    async def delete_chunks(self, ids: Sequence[str]) -> None:
+        """Remove chunks by id (one ``DEL``); unknown ids are ignored."""
+        await self._delete(list(ids), "delete_chunks")
+
+    async def count(self) -> int:
+        """Number of stored chunks (a ``SCAN`` of the namespace: O(keys))."""
+        return await self._count("count")
+
+    async def clear(self) -> None:
+        """Remove every chunk of this namespace (``SCAN`` + ``UNLINK``: O(keys))."""
+        await self._clear("clear")
