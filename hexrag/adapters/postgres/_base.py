@@ -1,0 +1,198 @@
+"""What every PostgreSQL adapter shares: the pool, table names, lazy DDL, error translation."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+
+from hexrag.adapters.postgres._errors import translate_errors
+from hexrag.adapters.postgres._sql import TableNames
+from hexrag.core.errors import ConfigurationError, NotFound
+
+if TYPE_CHECKING:
+    import asyncpg
+
+__all__ = ["DDL_LOCK_KEY", "PgAdapter", "create_pool"]
+
+#: ``pg_advisory_xact_lock`` key serialising hexrag's DDL (``CREATE EXTENSION``/``TABLE``
+#: ``IF NOT EXISTS`` race with each other when several sessions create at once).
+DDL_LOCK_KEY = 0x6865787261670001
+
+
+async def create_pool(
+    dsn: str,
+    *,
+    min_size: int = 1,
+    max_size: int = 10,
+    connect_timeout: float = 10.0,
+    **kwargs: Any,
+) -> asyncpg.Pool:
+    """An ``asyncpg`` pool for ``dsn``, with connection failures translated to hexrag errors.
+
+    ``kwargs`` go to :func:`asyncpg.create_pool` (e.g. ``server_settings``).
+    """
+    import asyncpg
+
+    with translate_errors(f"connecting to {_redact(dsn)}"):
+        pool: asyncpg.Pool = await asyncpg.create_pool(
+            dsn, min_size=min_size, max_size=max_size, timeout=connect_timeout, **kwargs
+        )
+        return pool
+
+
+def _redact(dsn: str) -> str:
+    """``dsn`` without its password (it ends up in error messages)."""
+    head, sep, tail = dsn.partition("://")
+    if not sep or "@" not in tail:
+        return dsn
+    creds, _, rest = tail.rpartition("@")
+    user = creds.split(":", 1)[0]
+    return f"{head}://{user}@{rest}" if user else f"{head}://{rest}"
+
+
+class PgAdapter:
+    """Base of the PostgreSQL adapters.
+
+    Takes a ready ``asyncpg`` pool; constructing opens no connection. Tables are created on
+    first use with idempotent ``CREATE ... IF NOT EXISTS`` statements (one round trip, under
+    an advisory lock). Every later method is one statement.
+    """
+
+    _kind: ClassVar[str] = "adapter"
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        *,
+        schema: str | None = None,
+        table_prefix: str = "hexrag",
+        timeout: float | None = None,
+        create_tables: bool = True,
+    ) -> None:
+        if pool is None:
+            raise ConfigurationError("postgres: a ready asyncpg.Pool is required (or use from_url)")
+        if timeout is not None and not timeout > 0:
+            raise ConfigurationError(f"postgres: timeout must be positive, got {timeout!r}")
+        self._pool = pool
+        self._tables = TableNames(schema=schema, table_prefix=table_prefix)
+        self._timeout = timeout
+        self._create_tables = bool(create_tables)
+        self._ready = False
+        self._ready_lock: asyncio.Lock | None = None
+        self._owns_pool = False
+
+    # -- construction helpers ------------------------------------------------------------
+
+    @classmethod
+    async def from_url(
+        cls,
+        dsn: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        pool_options: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> Self:
+        """Create a pool for ``dsn`` and an adapter that owns it (closed by :meth:`aclose`).
+
+        ``options`` are the constructor's keyword options.
+        """
+        pool = await create_pool(dsn, min_size=min_size, max_size=max_size, **(pool_options or {}))
+        try:
+            adapter = cls(pool, **options)
+        except BaseException:
+            await pool.close()
+            raise
+        adapter._owns_pool = True
+        return adapter
+
+    async def aclose(self) -> None:
+        """Close the pool if this adapter created it (``from_url``); otherwise do nothing."""
+        if self._owns_pool:
+            with translate_errors(f"closing the {self._kind} pool"):
+                await self._pool.close()
+
+    # -- properties ------------------------------------------------------------------------
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        """The asyncpg pool."""
+        return self._pool
+
+    @property
+    def schema(self) -> str | None:
+        """The schema holding the tables (``None``: the connection's default)."""
+        return self._tables.schema
+
+    @property
+    def table_prefix(self) -> str:
+        """The prefix of every table name."""
+        return self._tables.prefix
+
+    # -- DDL -------------------------------------------------------------------------------
+
+    def _ddl(self) -> str:
+        """``CREATE ... IF NOT EXISTS`` statements for this adapter's tables."""
+        raise NotImplementedError
+
+    async def _after_ddl(self, conn: asyncpg.Connection) -> None:
+        """Checks on the existing tables (e.g. the vector dimension); default none."""
+
+    async def ensure_tables(self) -> None:
+        """Create the tables, indexes and extension if missing (idempotent; once per adapter).
+
+        With ``create_tables=False`` only the checks on existing tables run.
+        """
+        if self._ready:
+            return
+        if self._ready_lock is None:
+            self._ready_lock = asyncio.Lock()
+        async with self._ready_lock:
+            if self._ready:
+                return
+            script = (
+                f"SELECT pg_advisory_xact_lock({DDL_LOCK_KEY});\n"
+                + self._tables.create_schema()
+                + self._ddl()
+                if self._create_tables
+                else ""
+            )
+            where = f"{self.schema}." if self.schema else ""
+            action = f"creating the {self._kind} tables {where}{self.table_prefix}_*"
+            with translate_errors(action):
+                async with self._pool.acquire(timeout=self._timeout) as conn:
+                    # Without parameters this is one simple-protocol message: the statements
+                    # run as one implicit transaction, so the advisory lock covers them all.
+                    if script:
+                        await conn.execute(script, timeout=self._timeout)
+                    await self._after_ddl(conn)
+            self._ready = True
+
+    # -- statements --------------------------------------------------------------------------
+
+    async def _fetch(self, action: str, sql: str, *args: Any) -> list[Any]:
+        await self.ensure_tables()
+        try:
+            with translate_errors(action):
+                return list(await self._pool.fetch(sql, *args, timeout=self._timeout))
+        except NotFound:
+            self._ready = False
+            raise
+
+    async def _fetchval(self, action: str, sql: str, *args: Any) -> Any:
+        await self.ensure_tables()
+        try:
+            with translate_errors(action):
+                return await self._pool.fetchval(sql, *args, timeout=self._timeout)
+        except NotFound:
+            self._ready = False
+            raise
+
+    async def _execute(self, action: str, sql: str, *args: Any) -> None:
+        await self.ensure_tables()
+        try:
+            with translate_errors(action):
+                await self._pool.execute(sql, *args, timeout=self._timeout)
+        except NotFound:
+            self._ready = False
+            raise

@@ -1,0 +1,133 @@
+"""``PgCache``: the Cache port on one PostgreSQL table shared by namespaces."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hexrag.adapters.postgres._base import PgAdapter
+from hexrag.adapters.postgres._rows import decode_json, encode_json
+from hexrag.core.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    import asyncpg
+
+__all__ = ["PgCache"]
+
+
+class PgCache(PgAdapter):
+    """Key -> JSON object entries in ``<prefix>_cache``, keyed by ``(namespace, key)``.
+
+    Several caches (namespaces) share the table; :meth:`clear` removes only this one's rows.
+
+    Args:
+        pool: a ready ``asyncpg`` pool.
+        namespace: this cache's namespace (any non-empty string; stored as a value).
+        schema: schema of the table (created if missing); ``None`` uses the search path.
+        table_prefix: prefix of the table name.
+        timeout: per-statement client timeout in seconds.
+        create_tables: create missing tables on first use (off: they must exist, e.g.
+            for a role without DDL rights).
+    """
+
+    _kind = "cache"
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        *,
+        namespace: str = "llm_response_cache",
+        schema: str | None = None,
+        table_prefix: str = "hexrag",
+        timeout: float | None = None,
+        create_tables: bool = True,
+    ) -> None:
+        super().__init__(
+            pool,
+            schema=schema,
+            table_prefix=table_prefix,
+            timeout=timeout,
+            create_tables=create_tables,
+        )
+        if not isinstance(namespace, str) or not namespace:
+            raise ConfigurationError(
+                f"postgres: cache namespace must be a non-empty string, got {namespace!r}"
+            )
+        self._namespace = namespace
+        self._table = self._tables.qualified("cache")
+
+    @property
+    def namespace(self) -> str:
+        """This cache's namespace."""
+        return self._namespace
+
+    @property
+    def table(self) -> str:
+        """The quoted, qualified table name."""
+        return self._table
+
+    def _ddl(self) -> str:
+        return f"""
+            CREATE TABLE IF NOT EXISTS {self._table} (
+                namespace text COLLATE "C" NOT NULL,
+                key text COLLATE "C" NOT NULL,
+                value jsonb NOT NULL,
+                updated_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (namespace, key)
+            );
+        """
+
+    async def get_many(self, keys: Sequence[str]) -> list[dict[str, Any] | None]:
+        """Entries in request order, ``None`` for a missing key."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return []
+        rows = await self._fetch(
+            f"reading {len(wanted)} cache entries from {self._table}",
+            f"""SELECT key, value::text AS value FROM {self._table}
+                WHERE namespace = $1 AND key = ANY($2::text[])""",
+            self._namespace,
+            wanted,
+        )
+        found = {row["key"]: row["value"] for row in rows}
+        # Decoded per request position, so duplicate keys never share one mutable dict.
+        return [decode_json(found[k]) if k in found else None for k in keys]
+
+    async def set_many(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
+        """Store entries, replacing existing keys."""
+        if not entries:
+            return
+        document = {
+            str(key): encode_json(dict(value), what=f"cache entry {key!r}")
+            for key, value in entries.items()
+        }
+        await self._execute(
+            f"writing {len(document)} cache entries to {self._table}",
+            f"""INSERT INTO {self._table} AS c (namespace, key, value)
+                SELECT $1, j.key, j.value FROM jsonb_each($2::text::jsonb) AS j
+                ON CONFLICT (namespace, key) DO UPDATE
+                SET value = EXCLUDED.value, updated_at = now()""",
+            self._namespace,
+            json.dumps(document, ensure_ascii=False, allow_nan=False),
+        )
+
+    async def delete_many(self, keys: Sequence[str]) -> None:
+        """Remove keys; unknown keys are ignored."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return
+        await self._execute(
+            f"deleting {len(wanted)} cache entries from {self._table}",
+            f"DELETE FROM {self._table} WHERE namespace = $1 AND key = ANY($2::text[])",
+            self._namespace,
+            wanted,
+        )
+
+    async def clear(self) -> None:
+        """Remove every entry of this namespace (and nothing else)."""
+        await self._execute(
+            f"clearing namespace {self._namespace!r} of {self._table}",
+            f"DELETE FROM {self._table} WHERE namespace = $1",
+            self._namespace,
+        )

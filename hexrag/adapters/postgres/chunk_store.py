@@ -1,0 +1,124 @@
+"""``PgChunkStore``: the ChunkStore port on one PostgreSQL table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from hexrag.adapters.postgres._base import PgAdapter
+from hexrag.adapters.postgres._rows import chunk_to_row, row_to_chunk, rows_document
+from hexrag.core.model import Chunk
+
+if TYPE_CHECKING:
+    import asyncpg
+
+__all__ = ["PgChunkStore"]
+
+_COLUMNS = (
+    "id, content, tokens, full_doc_id, chunk_order_index, file_path, metadata::text AS metadata"
+)
+
+
+class PgChunkStore(PgAdapter):
+    """Chunks in ``<prefix>_chunks``: typed columns ``id``, ``content``, ``tokens``,
+    ``full_doc_id``, ``chunk_order_index``, ``file_path`` and every other field in a
+    ``metadata`` JSON column (``None`` values kept). One statement per call.
+
+    Args:
+        pool: a ready ``asyncpg`` pool.
+        schema: schema of the table (created if missing); ``None`` uses the search path.
+        table_prefix: prefix of the table name.
+        timeout: per-statement client timeout in seconds.
+        create_tables: create missing tables on first use (off: they must exist, e.g.
+            for a role without DDL rights).
+    """
+
+    _kind = "chunk store"
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        *,
+        schema: str | None = None,
+        table_prefix: str = "hexrag",
+        timeout: float | None = None,
+        create_tables: bool = True,
+    ) -> None:
+        super().__init__(
+            pool,
+            schema=schema,
+            table_prefix=table_prefix,
+            timeout=timeout,
+            create_tables=create_tables,
+        )
+        self._table = self._tables.qualified("chunks")
+
+    @property
+    def table(self) -> str:
+        """The quoted, qualified table name."""
+        return self._table
+
+    def _ddl(self) -> str:
+        return f"""
+            CREATE TABLE IF NOT EXISTS {self._table} (
+                id text COLLATE "C" PRIMARY KEY,
+                content text,
+                tokens bigint,
+                full_doc_id text,
+                chunk_order_index bigint,
+                file_path text,
+                metadata jsonb NOT NULL DEFAULT '{{}}'
+            );
+        """
+
+    async def upsert_chunks(self, chunks: Sequence[Chunk]) -> None:
+        """Insert or replace chunks by id (last write of an id wins)."""
+        rows = {c.id: chunk_to_row(c) for c in chunks}
+        if not rows:
+            return
+        await self._execute(
+            f"upserting {len(rows)} chunks into {self._table}",
+            f"""INSERT INTO {self._table}
+                    (id, content, tokens, full_doc_id, chunk_order_index, file_path, metadata)
+                SELECT r.id, r.content, r.tokens, r.full_doc_id, r.chunk_order_index,
+                    r.file_path, coalesce(r.metadata, '{{}}'::jsonb)
+                FROM jsonb_to_recordset($1::text::jsonb) AS r(id text, content text,
+                    tokens bigint, full_doc_id text, chunk_order_index bigint, file_path text,
+                    metadata jsonb)
+                ON CONFLICT (id) DO UPDATE SET
+                    content = EXCLUDED.content, tokens = EXCLUDED.tokens,
+                    full_doc_id = EXCLUDED.full_doc_id,
+                    chunk_order_index = EXCLUDED.chunk_order_index,
+                    file_path = EXCLUDED.file_path, metadata = EXCLUDED.metadata""",
+            rows_document(list(rows.values())),
+        )
+
+    async def get_chunks(self, ids: Sequence[str]) -> list[Chunk | None]:
+        """Chunks in request order (duplicates repeated), ``None`` for a missing id."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return []
+        rows = await self._fetch(
+            f"reading {len(wanted)} chunks from {self._table}",
+            f"SELECT {_COLUMNS} FROM {self._table} WHERE id = ANY($1::text[])",
+            wanted,
+        )
+        found = {row["id"]: row_to_chunk(row) for row in rows}
+        return [found.get(i) for i in ids]
+
+    async def delete_chunks(self, ids: Sequence[str]) -> None:
+        """Remove chunks by id; unknown ids are ignored."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return
+        await self._execute(
+            f"deleting {len(wanted)} chunks from {self._table}",
+            f"DELETE FROM {self._table} WHERE id = ANY($1::text[])",
+            wanted,
+        )
+
+    async def count(self) -> int:
+        """Number of stored chunks."""
+        return int(
+            await self._fetchval(f"counting {self._table}", f"SELECT count(*) FROM {self._table}")
+        )

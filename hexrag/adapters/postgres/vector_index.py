@@ -1,0 +1,396 @@
+"""``PgVectorIndex``: the VectorIndex port on PostgreSQL + pgvector."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final, get_args
+
+import numpy as np
+
+from hexrag.adapters.postgres._base import PgAdapter
+from hexrag.adapters.postgres._rows import (
+    row_to_vector_record,
+    rows_document,
+    vector_array,
+    vector_record_to_row,
+    vector_text,
+)
+from hexrag.core.errors import ConfigurationError
+from hexrag.core.model import QueryScope, VectorHit, VectorNamespace, VectorRecord
+from hexrag.core.oracle import cosine, normalise
+
+if TYPE_CHECKING:
+    import asyncpg
+
+__all__ = ["EF_SEARCH_MAX", "HNSW_MAX_DIM", "PgVectorIndex", "scope_condition"]
+
+#: pgvector's HNSW index handles ``vector`` columns of at most this many dimensions; a wider
+#: index is searched exactly.
+HNSW_MAX_DIM: Final = 2000
+#: The largest ``hnsw.ef_search`` pgvector accepts; an index scan returns at most this many rows.
+EF_SEARCH_MAX: Final = 1000
+#: Extra candidates fetched beyond ``top_k`` so that the float64 re-scoring (below) can fix
+#: the order of near-ties that pgvector's float32 arithmetic ranks differently.
+CANDIDATE_SLACK: Final = 16
+#: How far below the threshold a candidate may score in float32 and still be re-scored.
+SCORE_MARGIN: Final = 1e-4
+
+_NAMESPACES: tuple[str, ...] = get_args(VectorNamespace)
+
+#: Scope field -> array column; each column holds ``hexrag.core.scope.scope_values``.
+SCOPE_COLUMNS: Final = {
+    "product_id": "product_ids",
+    "category_id": "category_ids",
+    "doc_ids": "doc_ids",
+}
+
+_COLUMNS = (
+    "id, entity_name, src_id, tgt_id, content, file_path, full_doc_id, created_at, "
+    "source_id::text AS source_id, metadata::text AS metadata, vector::real[] AS vector"
+)
+
+
+def scope_condition(scope: QueryScope | None, first_param: int) -> tuple[str, list[list[str]]]:
+    """SQL for :func:`hexrag.core.scope.prefilter_match`, and its parameters.
+
+    Per scoped field: the record passes if it knows no value for the field (empty array) or
+    one of its values is admitted. Column names come from a fixed table; values are
+    ``$n::text[]`` parameters numbered from ``first_param``.
+    """
+    if scope is None or scope.is_empty:
+        return "TRUE", []
+    clauses: list[str] = []
+    params: list[list[str]] = []
+    for field, admitted in scope.fields().items():
+        column = SCOPE_COLUMNS[field]
+        n = first_param + len(params)
+        clauses.append(f"(cardinality({column}) = 0 OR {column} && ${n}::text[])")
+        params.append(list(admitted))
+    return " AND ".join(clauses), params
+
+
+class PgVectorIndex(PgAdapter):
+    """One namespace of embedded records in a pgvector table ``<prefix>_vdb_<namespace>``.
+
+    Columns: ``id``, ``vector vector(dim)`` (HNSW ``vector_cosine_ops`` index), the
+    record's text fields, ``created_at``, ``source_id`` (the value as given, JSON) plus
+    ``chunk_ids text[]`` (its ids, via :func:`hexrag.core.source_ids.parse_source_ids`), the
+    scope arrays ``product_ids``/``category_ids``/``doc_ids`` (from
+    :func:`hexrag.core.scope.scope_values`, GIN-indexed like ``chunk_ids``) and ``metadata``.
+
+    Search: the scope is part of the SQL, so ``top_k`` counts admitted rows. A scoped query
+    (and any query when ``exact_search`` is set, when ``top_k`` exceeds what an HNSW scan can
+    return, or when the threshold is not positive) is an exact scan; an unscoped one uses the
+    HNSW index with ``hnsw.ef_search`` raised to at least ``top_k`` for that statement.
+    Candidates are re-scored in float64 (as :mod:`hexrag.core.oracle` does) so that scores,
+    threshold and tie order agree with every other backend.
+
+    Args:
+        pool: a ready ``asyncpg`` pool.
+        namespace: ``"entities"``, ``"relationships"`` or ``"chunks"``.
+        dim: the embedding dimension (an existing table of another dimension is refused).
+        cosine_threshold: minimum cosine similarity of a hit (inclusive).
+        schema: schema of the table (created if missing); ``None`` uses the search path.
+        table_prefix: prefix of the table name.
+        exact_search: always scan exactly (never the HNSW index).
+        ef_search: the minimum ``hnsw.ef_search`` of an index scan.
+        timeout: per-statement client timeout in seconds (``BackendTimeout`` when exceeded).
+        create_tables: create missing tables on first use (off: they must exist, e.g.
+            for a role without DDL rights).
+    """
+
+    _kind = "vector index"
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        *,
+        namespace: VectorNamespace,
+        dim: int,
+        cosine_threshold: float = 0.2,
+        schema: str | None = None,
+        table_prefix: str = "hexrag",
+        exact_search: bool = False,
+        ef_search: int = 100,
+        timeout: float | None = None,
+        create_tables: bool = True,
+    ) -> None:
+        super().__init__(
+            pool,
+            schema=schema,
+            table_prefix=table_prefix,
+            timeout=timeout,
+            create_tables=create_tables,
+        )
+        if namespace not in _NAMESPACES:
+            raise ConfigurationError(
+                f"postgres: vector namespace {namespace!r} is invalid; "
+                f"use one of {list(_NAMESPACES)}"
+            )
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 16000:
+            raise ConfigurationError(f"postgres: dim must be an int in 1..16000, got {dim!r}")
+        threshold = float(cosine_threshold)
+        if not math.isfinite(threshold):
+            raise ConfigurationError("postgres: cosine_threshold must be a finite number")
+        if (
+            isinstance(ef_search, bool)
+            or not isinstance(ef_search, int)
+            or not (1 <= ef_search <= EF_SEARCH_MAX)
+        ):
+            raise ConfigurationError(
+                f"postgres: ef_search must be an int in 1..{EF_SEARCH_MAX}, got {ef_search!r}"
+            )
+        self._namespace: VectorNamespace = namespace
+        self._dim = dim
+        self._threshold = threshold
+        self._exact = bool(exact_search)
+        self._ef_search = ef_search
+        self._hnsw = dim <= HNSW_MAX_DIM
+        self._suffix = f"vdb_{namespace}"
+        self._table = self._tables.qualified(self._suffix)
+
+    # -- port properties -------------------------------------------------------------------
+
+    @property
+    def namespace(self) -> str:
+        """``"entities"``, ``"relationships"`` or ``"chunks"``."""
+        return self._namespace
+
+    @property
+    def dim(self) -> int:
+        """The embedding dimension this index stores."""
+        return self._dim
+
+    @property
+    def cosine_threshold(self) -> float:
+        """Minimum cosine similarity a hit must reach (inclusive)."""
+        return self._threshold
+
+    @property
+    def table(self) -> str:
+        """The quoted, qualified table name."""
+        return self._table
+
+    # -- DDL -----------------------------------------------------------------------------------
+
+    def _ddl(self) -> str:
+        t = self._table
+        idx = self._tables.index
+        s = self._suffix
+        lines = [
+            "CREATE EXTENSION IF NOT EXISTS vector;",
+            f"""CREATE TABLE IF NOT EXISTS {t} (
+                id text COLLATE "C" PRIMARY KEY,
+                vector vector({self._dim}) NOT NULL,
+                entity_name text,
+                src_id text,
+                tgt_id text,
+                content text,
+                file_path text,
+                full_doc_id text,
+                created_at bigint,
+                source_id jsonb,
+                chunk_ids text[] NOT NULL DEFAULT '{{}}',
+                product_ids text[] NOT NULL DEFAULT '{{}}',
+                category_ids text[] NOT NULL DEFAULT '{{}}',
+                doc_ids text[] NOT NULL DEFAULT '{{}}',
+                metadata jsonb NOT NULL DEFAULT '{{}}'
+            );""",
+        ]
+        if self._hnsw:
+            lines.append(
+                f"CREATE INDEX IF NOT EXISTS {idx(s + '_hnsw')} ON {t} "
+                "USING hnsw (vector vector_cosine_ops);"
+            )
+        for column in ("chunk_ids", *SCOPE_COLUMNS.values()):
+            lines.append(
+                f"CREATE INDEX IF NOT EXISTS {idx(s + '_' + column)} ON {t} USING gin ({column});"
+            )
+        return "\n".join(lines) + "\n"
+
+    async def _after_ddl(self, conn: asyncpg.Connection) -> None:
+        stored = await conn.fetchval(
+            "SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass($1) "
+            "AND attname = 'vector' AND NOT attisdropped",
+            self._table,
+            timeout=self._timeout,
+        )
+        if stored is not None and stored != self._dim:
+            raise ConfigurationError(
+                f"postgres: table {self._table} stores vector({stored}) but this index has "
+                f"dim={self._dim}; use the embedding model the table was built with, or "
+                "another table_prefix/schema"
+            )
+
+    # -- writes --------------------------------------------------------------------------------
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        """Insert or replace records by id (last write of an id wins); one statement.
+
+        Raises :class:`ConfigurationError` (writing nothing) if any vector is missing, of the
+        wrong length or non-finite.
+        """
+        rows: dict[str, dict[str, Any]] = {}
+        for record in records:
+            rows[record.id] = vector_record_to_row(record, dim=self._dim)
+        if not rows:
+            return
+        await self._execute(
+            f"upserting {len(rows)} records into {self._table}",
+            f"""INSERT INTO {self._table} (id, vector, entity_name, src_id, tgt_id, content,
+                    file_path, full_doc_id, created_at, source_id, chunk_ids, product_ids,
+                    category_ids, doc_ids, metadata)
+                SELECT r.id, r.vector::vector, r.entity_name, r.src_id, r.tgt_id, r.content,
+                    r.file_path, r.full_doc_id, r.created_at, r.source_id, r.chunk_ids,
+                    r.product_ids, r.category_ids, r.doc_ids, r.metadata
+                FROM jsonb_to_recordset($1::text::jsonb) AS r(
+                    id text, vector text, entity_name text, src_id text, tgt_id text,
+                    content text, file_path text, full_doc_id text, created_at bigint,
+                    source_id jsonb, chunk_ids text[], product_ids text[], category_ids text[],
+                    doc_ids text[], metadata jsonb)
+                ON CONFLICT (id) DO UPDATE SET
+                    vector = EXCLUDED.vector, entity_name = EXCLUDED.entity_name,
+                    src_id = EXCLUDED.src_id, tgt_id = EXCLUDED.tgt_id,
+                    content = EXCLUDED.content, file_path = EXCLUDED.file_path,
+                    full_doc_id = EXCLUDED.full_doc_id, created_at = EXCLUDED.created_at,
+                    source_id = EXCLUDED.source_id, chunk_ids = EXCLUDED.chunk_ids,
+                    product_ids = EXCLUDED.product_ids, category_ids = EXCLUDED.category_ids,
+                    doc_ids = EXCLUDED.doc_ids, metadata = EXCLUDED.metadata""",
+            rows_document(list(rows.values())),
+        )
+
+    async def delete(self, ids: Sequence[str]) -> None:
+        """Remove records by id; unknown ids are ignored."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return
+        await self._execute(
+            f"deleting {len(wanted)} records from {self._table}",
+            f"DELETE FROM {self._table} WHERE id = ANY($1::text[])",
+            wanted,
+        )
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    async def get(self, ids: Sequence[str]) -> list[VectorRecord | None]:
+        """Records (with their float32 vectors) in request order; ``None`` for a missing id."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return []
+        rows = await self._fetch(
+            f"reading {len(wanted)} records from {self._table}",
+            f"SELECT {_COLUMNS} FROM {self._table} WHERE id = ANY($1::text[])",
+            wanted,
+        )
+        found = {row["id"]: row_to_vector_record(row) for row in rows}
+        return [found.get(i) for i in ids]
+
+    async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored float32 vectors of the ids found (missing ids absent, duplicates once)."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        rows = await self._fetch(
+            f"reading {len(wanted)} vectors from {self._table}",
+            f"SELECT id, vector::real[] AS vector FROM {self._table} WHERE id = ANY($1::text[])",
+            wanted,
+        )
+        found = {row["id"]: np.asarray(row["vector"], dtype=np.float32) for row in rows}
+        return {i: found[i] for i in wanted if i in found}
+
+    async def count(self) -> int:
+        """Number of stored records."""
+        return int(
+            await self._fetchval(f"counting {self._table}", f"SELECT count(*) FROM {self._table}")
+        )
+
+    async def query(
+        self,
+        vector: np.ndarray | Sequence[float],
+        top_k: int,
+        *,
+        scope: QueryScope | None = None,
+    ) -> list[VectorHit]:
+        """The ``top_k`` admitted records with ``score >= cosine_threshold``, best first.
+
+        Ties on score are broken by id (code-point order). Hits carry ``vector=None``.
+        """
+        query = vector_array(vector, dim=self._dim, record_id="<query>")
+        if top_k <= 0:
+            return []
+        q = normalise(query)
+        zero_query = not np.any(q)
+        if zero_query and self._threshold > 0:
+            return []  # a zero vector has cosine 0 with everything
+        limit = top_k + CANDIDATE_SLACK
+        scoped = scope is not None and not scope.is_empty
+        use_index = (
+            self._hnsw
+            and not self._exact
+            and not scoped
+            and not zero_query
+            and self._threshold > 0
+            and limit <= EF_SEARCH_MAX
+        )
+        if use_index:
+            rows = await self._fetch(
+                f"searching {self._table}",
+                self._index_sql(),
+                vector_text(query),
+                self._threshold - SCORE_MARGIN,
+                limit,
+                str(max(self._ef_search, limit)),
+            )
+        else:
+            where, scope_params = scope_condition(scope, first_param=4)
+            rows = await self._fetch(
+                f"searching {self._table}",
+                self._exact_sql(where),
+                vector_text(query),
+                self._threshold - SCORE_MARGIN,
+                limit,
+                *scope_params,
+            )
+        scored: list[tuple[float, str, Any]] = []
+        for row in rows:
+            score = cosine(q, np.asarray(row["vector"], dtype=np.float64))
+            if score >= self._threshold:
+                scored.append((score, row["id"], row))
+        scored.sort(key=lambda item: (-item[0], item[1]))
+        return [
+            VectorHit(record=row_to_vector_record(row, with_vector=False), score=score)
+            for score, _, row in scored[:top_k]
+        ]
+
+    def _exact_sql(self, where: str) -> str:
+        # ``cosine_distance(...)`` (the function, not the ``<=>`` operator) cannot be served
+        # by the HNSW index, so the planner cannot turn this into an approximate scan that
+        # would lose rows to the WHERE clause. A zero vector has cosine 0 (pgvector: NaN).
+        return f"""
+            SELECT {_COLUMNS} FROM (
+                SELECT * FROM (
+                    SELECT *, CASE WHEN d = 'NaN'::float8 THEN 0::float8 ELSE 1 - d END AS score
+                    FROM (
+                        SELECT *, cosine_distance(vector, $1::text::vector) AS d
+                        FROM {self._table} WHERE {where} OFFSET 0
+                    ) AS dist
+                ) AS scored
+                WHERE score >= $2
+                ORDER BY score DESC, id
+                LIMIT $3
+            ) AS top"""
+
+    def _index_sql(self) -> str:
+        # ``hnsw.ef_search`` bounds how many rows an HNSW scan can return. It is raised for
+        # this statement only: set_config(..., is_local => true) in the outer row, which the
+        # nested loop evaluates before it starts the lateral index scan that reads the setting
+        # (tests check that top_k beyond the default of 40 comes back).
+        return f"""
+            SELECT h.* FROM (SELECT set_config('hnsw.ef_search', $4, true) AS ef OFFSET 0) AS cfg
+            CROSS JOIN LATERAL (
+                SELECT {_COLUMNS} FROM {self._table}
+                WHERE cfg.ef IS NOT NULL AND 1 - (vector <=> $1::text::vector) >= $2
+                ORDER BY vector <=> $1::text::vector
+                LIMIT $3
+            ) AS h"""
