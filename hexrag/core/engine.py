@@ -164,6 +164,9 @@ class QueryEngine:
             return result
         if param.mode == "bypass":
             return await self._bypass(query, param, system_prompt)
+        # Read before retrieval: a write bumps the version only after it lands, so an answer
+        # stored under this version was computed from data at least as new as the version.
+        version = await self._corpus_version_for(param)
         run = self._new_run(query, param)
         if param.mode == "naive":
             ctx = await self._naive_context(run, system_prompt)
@@ -178,9 +181,21 @@ class QueryEngine:
                 raw_data=no_result(param.mode, self._info(run)),
                 llm_generated=False,
             )
-        return await self._answer(run, ctx, system_prompt)
+        return await self._answer(run, ctx, system_prompt, version)
 
     # ---------------------------------------------------------------- internals
+
+    async def _corpus_version_for(self, param: QueryParam) -> str | None:
+        """The corpus version, read only when the answer cache may be used."""
+        if (
+            self.corpus_version is None
+            or not self._cache_enabled()
+            or param.only_need_context
+            or param.only_need_prompt
+            or self._history(param)
+        ):
+            return None
+        return await self.corpus_version()
 
     def _new_run(self, query: str, param: QueryParam) -> QueryRun:
         stats = RunStats()
@@ -384,7 +399,13 @@ class QueryEngine:
             history = history[-2 * param.history_turns :]
         return history
 
-    async def _answer(self, run: QueryRun, ctx: _Context, system_prompt: str | None) -> QueryResult:
+    async def _answer(
+        self,
+        run: QueryRun,
+        ctx: _Context,
+        system_prompt: str | None,
+        corpus_version: str | None = None,
+    ) -> QueryResult:
         param = run.param
         if param.only_need_context and not param.only_need_prompt:
             return QueryResult(content=ctx.context, raw_data=ctx.raw_data, llm_generated=False)
@@ -416,8 +437,8 @@ class QueryEngine:
         key = None
         if use_cache:
             extra: tuple[str, ...] = ()
-            if self.corpus_version is not None:
-                extra = ("corpus-version", await self.corpus_version())
+            if corpus_version is not None:
+                extra = ("corpus-version", corpus_version)
             key = answer_cache_key(
                 mode=param.mode,
                 query=run.query,
