@@ -1,0 +1,367 @@
+"""Corpus versioning: the answer cache never serves an answer computed from older data.
+
+LightRAG keys its answer cache by the query and its parameters only, so an answer cached
+before an ingestion keeps being served after it. hexrag adds a *corpus version* to the key
+(``QueryEngine(corpus_version=...)``): a token stored in the :class:`~hexrag.ports.Cache`
+under the reserved key :data:`CORPUS_VERSION_KEY` and replaced by a new random token after
+every write that goes through the ``Tracked*`` wrappers below. A new token means new answer
+keys, so every answer computed before the write becomes unreachable (keyword-cache entries
+are untouched: keywords depend on the query only).
+
+Why this is safe under concurrency:
+
+* a bump writes a fresh random token instead of incrementing a counter, so two writers never
+  lose an update and never produce a token a reader already saw;
+* the wrappers bump *after* the write has landed, and the engine reads the version *before*
+  retrieval starts, so an answer stored under a version was computed from data at least as
+  new as that version (a query racing a write may cache an answer under the old version,
+  which no later query asks for);
+* the version lives in the same cache as the answers, so every process sharing that cache
+  (a Redis or PostgreSQL cache) sees a bump at once. Clearing the cache removes the version
+  together with the answers it guarded.
+
+Writes that bypass the wrappers (another program writing to the same database) are not seen;
+such a writer should call :meth:`CorpusVersion.bump` or clear the cache.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hexrag.core.model import Chunk, Entity, QueryScope, Relation, VectorHit, VectorRecord
+from hexrag.ports import Cache, ChunkStore, GraphStore, VectorIndex
+
+__all__ = [
+    "CORPUS_VERSION_KEY",
+    "INITIAL_VERSION",
+    "CorpusVersion",
+    "TrackedChunkStore",
+    "TrackedGraphStore",
+    "TrackedVectorIndex",
+    "track_writes",
+]
+
+log = logging.getLogger("hexrag.versioning")
+
+#: The cache key holding the corpus version. It cannot collide with LightRAG's keys
+#: (``{mode}:{cache_type}:{hash}``, modes never being ``hexrag``).
+CORPUS_VERSION_KEY = "hexrag:corpus_version"
+
+#: The version of a cache that has never seen a tracked write (or was cleared since).
+INITIAL_VERSION = "0"
+
+
+class CorpusVersion:
+    """The corpus version kept in ``cache`` under ``key``.
+
+    The entry is shaped like a LightRAG cache entry (``return`` holds the token) so that
+    LightRAG tools reading the same cache file or table are not surprised by it.
+    Use :meth:`current` (or the instance itself) as ``QueryEngine(corpus_version=...)``.
+    """
+
+    def __init__(self, cache: Cache, *, key: str = CORPUS_VERSION_KEY) -> None:
+        self._cache = cache
+        self._key = key
+
+    @property
+    def key(self) -> str:
+        """The reserved cache key."""
+        return self._key
+
+    @property
+    def cache(self) -> Cache:
+        """The cache holding the version."""
+        return self._cache
+
+    async def current(self) -> str:
+        """The current version (:data:`INITIAL_VERSION` when none was stored). One round trip."""
+        (entry,) = await self._cache.get_many([self._key])
+        if entry is None:
+            return INITIAL_VERSION
+        value = entry.get("return")
+        return value if isinstance(value, str) and value else INITIAL_VERSION
+
+    async def __call__(self) -> str:
+        """Same as :meth:`current`."""
+        return await self.current()
+
+    async def bump(self) -> str:
+        """Store a new, never-seen version and return it. One round trip."""
+        token = f"{time.time_ns():x}-{secrets.token_hex(8)}"
+        now = int(time.time())
+        await self._cache.set_many(
+            {
+                self._key: {
+                    "return": token,
+                    "cache_type": "corpus_version",
+                    "chunk_id": None,
+                    "original_prompt": "",
+                    "create_time": now,
+                    "update_time": now,
+                    "_id": self._key,
+                }
+            }
+        )
+        return token
+
+    def __repr__(self) -> str:
+        return f"CorpusVersion(key={self._key!r}, cache={self._cache!r})"
+
+
+class _Tracked:
+    """Shared plumbing: run a write, then bump the version.
+
+    After a successful write a failing bump propagates (the caller must learn that cached
+    answers may be stale). After a failed write the version is bumped anyway, because the
+    write may have landed partly; a bump failure is then logged and the write's error raised.
+    """
+
+    def __init__(self, inner: Any, version: CorpusVersion) -> None:
+        self._inner = inner
+        self._version = version
+
+    @property
+    def inner(self) -> Any:
+        """The wrapped store."""
+        return self._inner
+
+    @property
+    def version(self) -> CorpusVersion:
+        """The corpus version this wrapper bumps."""
+        return self._version
+
+    async def _after_write(self, failed: BaseException | None) -> None:
+        if failed is None:
+            await self._version.bump()
+            return
+        try:
+            await self._version.bump()
+        except Exception as exc:  # the write's own error matters more
+            log.warning("could not bump the corpus version after a failed write: %s", exc)
+
+    def __getattr__(self, name: str) -> Any:
+        # Adapter extras (aclose, ensure_tables, iter_nodes...) stay reachable. Private names
+        # are not forwarded (and copy/pickle probes never recurse through a missing _inner).
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._inner!r})"
+
+
+class TrackedVectorIndex(_Tracked):
+    """A :class:`~hexrag.ports.VectorIndex` that bumps the corpus version after each write."""
+
+    _inner: VectorIndex
+
+    def __init__(self, inner: VectorIndex, version: CorpusVersion) -> None:
+        super().__init__(inner, version)
+
+    @property
+    def namespace(self) -> str:
+        """The wrapped index's namespace."""
+        return self._inner.namespace
+
+    @property
+    def dim(self) -> int:
+        """The wrapped index's dimension."""
+        return self._inner.dim
+
+    @property
+    def cosine_threshold(self) -> float:
+        """The wrapped index's threshold."""
+        return self._inner.cosine_threshold
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        """Upsert, then bump the version."""
+        try:
+            await self._inner.upsert(records)
+        except BaseException as exc:
+            await self._after_write(exc)
+            raise
+        await self._after_write(None)
+
+    async def delete(self, ids: Sequence[str]) -> None:
+        """Delete, then bump the version."""
+        try:
+            await self._inner.delete(ids)
+        except BaseException as exc:
+            await self._after_write(exc)
+            raise
+        await self._after_write(None)
+
+    async def query(
+        self,
+        vector: np.ndarray | Sequence[float],
+        top_k: int,
+        *,
+        scope: QueryScope | None = None,
+    ) -> list[VectorHit]:
+        """Unchanged read."""
+        return await self._inner.query(vector, top_k, scope=scope)
+
+    async def get(self, ids: Sequence[str]) -> list[VectorRecord | None]:
+        """Unchanged read."""
+        return await self._inner.get(ids)
+
+    async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Unchanged read."""
+        return await self._inner.get_vectors(ids)
+
+    async def count(self) -> int:
+        """Unchanged read."""
+        return await self._inner.count()
+
+
+class TrackedGraphStore(_Tracked):
+    """A :class:`~hexrag.ports.GraphStore` that bumps the corpus version after each write."""
+
+    _inner: GraphStore
+
+    def __init__(self, inner: GraphStore, version: CorpusVersion) -> None:
+        super().__init__(inner, version)
+
+    async def upsert_nodes(self, entities: Sequence[Entity]) -> None:
+        """Upsert nodes, then bump the version."""
+        try:
+            await self._inner.upsert_nodes(entities)
+        except BaseException as exc:
+            await self._after_write(exc)
+            raise
+        await self._after_write(None)
+
+    async def upsert_edges(self, relations: Sequence[Relation]) -> None:
+        """Upsert relations, then bump the version."""
+        try:
+            await self._inner.upsert_edges(relations)
+        except BaseException as exc:
+            await self._after_write(exc)
+            raise
+        await self._after_write(None)
+
+    async def delete_nodes(self, names: Sequence[str]) -> None:
+        """Delete nodes, then bump the version."""
+        try:
+            await self._inner.delete_nodes(names)
+        except BaseException as exc:
+            await self._after_write(exc)
+            raise
+        await self._after_write(None)
+
+    async def delete_edges(self, relation_ids: Sequence[str]) -> None:
+        """Delete relations, then bump the version."""
+        try:
+            await self._inner.delete_edges(relation_ids)
+        except BaseException as exc:
+            await self._after_write(exc)
+            raise
+        await self._after_write(None)
+
+    async def get_nodes(self, names: Sequence[str]) -> dict[str, Entity]:
+        """Unchanged read."""
+        return await self._inner.get_nodes(names)
+
+    async def node_degrees(self, names: Sequence[str]) -> dict[str, int]:
+        """Unchanged read."""
+        return await self._inner.node_degrees(names)
+
+    async def edge_degrees(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """Unchanged read."""
+        return await self._inner.edge_degrees(pairs)
+
+    async def get_node_edges(self, names: Sequence[str]) -> dict[str, list[Relation]]:
+        """Unchanged read."""
+        return await self._inner.get_node_edges(names)
+
+    async def get_edges_by_pairs(
+        self, pairs: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[Relation]]:
+        """Unchanged read."""
+        return await self._inner.get_edges_by_pairs(pairs)
+
+    async def get_edges_by_chunk_ids(self, chunk_ids: Sequence[str]) -> dict[str, list[Relation]]:
+        """Unchanged read."""
+        return await self._inner.get_edges_by_chunk_ids(chunk_ids)
+
+    async def count_nodes(self) -> int:
+        """Unchanged read."""
+        return await self._inner.count_nodes()
+
+    async def count_edges(self) -> int:
+        """Unchanged read."""
+        return await self._inner.count_edges()
+
+
+class TrackedChunkStore(_Tracked):
+    """A :class:`~hexrag.ports.ChunkStore` that bumps the corpus version after each write."""
+
+    _inner: ChunkStore
+
+    def __init__(self, inner: ChunkStore, version: CorpusVersion) -> None:
+        super().__init__(inner, version)
+
+    async def upsert_chunks(self, chunks: Sequence[Chunk]) -> None:
+        """Upsert chunks, then bump the version."""
+        try:
+            await self._inner.upsert_chunks(chunks)
+        except BaseException as exc:
+            await self._after_write(exc)
+            raise
+        await self._after_write(None)
+
+    async def delete_chunks(self, ids: Sequence[str]) -> None:
+        """Delete chunks, then bump the version."""
+        try:
+            await self._inner.delete_chunks(ids)
+        except BaseException as exc:
+            await self._after_write(exc)
+            raise
+        await self._after_write(None)
+
+    async def get_chunks(self, ids: Sequence[str]) -> list[Chunk | None]:
+        """Unchanged read."""
+        return await self._inner.get_chunks(ids)
+
+    async def count(self) -> int:
+        """Unchanged read."""
+        return await self._inner.count()
+
+
+def track_writes(
+    version: CorpusVersion,
+    *,
+    entities: VectorIndex,
+    relationships: VectorIndex,
+    chunks: VectorIndex,
+    graph: GraphStore,
+    chunk_store: ChunkStore,
+) -> dict[str, Any]:
+    """The five stores wrapped so that each write bumps ``version``.
+
+    Returns ``QueryEngine`` keyword arguments (``entities``, ``relationships``, ``chunks``,
+    ``graph``, ``chunk_store``). Wrapping an already tracked store is a no-op.
+    """
+
+    def vec(index: VectorIndex) -> VectorIndex:
+        if isinstance(index, TrackedVectorIndex):
+            return index
+        return TrackedVectorIndex(index, version)
+
+    return {
+        "entities": vec(entities),
+        "relationships": vec(relationships),
+        "chunks": vec(chunks),
+        "graph": graph
+        if isinstance(graph, TrackedGraphStore)
+        else TrackedGraphStore(graph, version),
+        "chunk_store": chunk_store
+        if isinstance(chunk_store, TrackedChunkStore)
+        else TrackedChunkStore(chunk_store, version),
+    }
