@@ -9,6 +9,7 @@ Quick start (everything in memory)::
                                    QueryParam(mode="hybrid", scope=QueryScope(product_id="p1")))
 """
 
+from hexrag.config import StackConfig, build_engine, load_config
 from hexrag.core.engine import QueryEngine, QueryResult
 from hexrag.core.errors import (
     BackendError,
@@ -50,7 +51,10 @@ __all__ = [
     "QueryResult",
     "QueryScope",
     "Relation",
+    "StackConfig",
     "VectorHit",
     "VectorRecord",
     "__version__",
+    "build_engine",
+    "load_config",
 ]
