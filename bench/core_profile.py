@@ -42,16 +42,28 @@ async def build(n: int) -> QueryEngine:
     rng = np.random.default_rng(0)
     n_chunks = max(1000, n // 2)
     chunks = [
-        Chunk(id=f"chunk-{i}", content=f"chunk {i} " + "lorem ipsum dolor " * 20,
-              file_path=f"doc{i % 500}.md", full_doc_id=f"doc{i % 500}")
+        Chunk(
+            id=f"chunk-{i}",
+            content=f"chunk {i} " + "lorem ipsum dolor " * 20,
+            file_path=f"doc{i % 500}.md",
+            full_doc_id=f"doc{i % 500}",
+        )
         for i in range(n_chunks)
     ]
     zipf = rng.zipf(1.6, size=2 * n) % n
     others = rng.integers(0, n, size=2 * n)
     names = [f"Entity {i}" for i in range(n)]
-    ents = [Entity(name=names[i], entity_type="thing", description=f"Entity {i} is a thing " * 3,
-                   source_id="<SEP>".join(f"chunk-{j}" for j in rng.integers(0, n_chunks, 3)),
-                   file_path="x.md", created_at=1) for i in range(n)]
+    ents = [
+        Entity(
+            name=names[i],
+            entity_type="thing",
+            description=f"Entity {i} is a thing " * 3,
+            source_id="<SEP>".join(f"chunk-{j}" for j in rng.integers(0, n_chunks, 3)),
+            file_path="x.md",
+            created_at=1,
+        )
+        for i in range(n)
+    ]
     rels = []
     seen = set()
     for a, b in zip(zipf, others, strict=True):
@@ -61,26 +73,67 @@ async def build(n: int) -> QueryEngine:
         if p in seen:
             continue
         seen.add(p)
-        rels.append(Relation(id=relation_id(*p), src_id=p[0], tgt_id=p[1],
-                             description=f"{p[0]} relates to {p[1]}", keywords="k", weight=1.0,
-                             source_id="<SEP>".join(f"chunk-{j}" for j in rng.integers(0, n_chunks, 2))))
+        rels.append(
+            Relation(
+                id=relation_id(*p),
+                src_id=p[0],
+                tgt_id=p[1],
+                description=f"{p[0]} relates to {p[1]}",
+                keywords="k",
+                weight=1.0,
+                source_id="<SEP>".join(f"chunk-{j}" for j in rng.integers(0, n_chunks, 2)),
+            )
+        )
     graph = MemoryGraphStore()
     await graph.upsert_nodes(ents)
     await graph.upsert_edges(rels)
+
     def mat(k: int) -> np.ndarray:
         m = rng.normal(size=(k, DIM)).astype(np.float32)
         return m
-    ev = MemoryVectorIndex.from_arrays("entities", mat(n), [
-        VectorRecord(id=entity_id(e.name), entity_name=e.name, source_id=e.source_id,
-                     file_path=e.file_path, created_at=1) for e in ents])
-    rv = MemoryVectorIndex.from_arrays("relationships", mat(len(rels)), [
-        VectorRecord(id=r.id, src_id=r.src_id, tgt_id=r.tgt_id, source_id=r.source_id,
-                     created_at=1) for r in rels])
-    cv = MemoryVectorIndex.from_arrays("chunks", mat(n_chunks), [
-        VectorRecord(id=c.id, content=c.content, file_path=c.file_path,
-                     full_doc_id=c.full_doc_id) for c in chunks])
-    return QueryEngine(entities=ev, relationships=rv, chunks=cv, graph=graph,
-                       chunk_store=MemoryChunkStore(chunks), embedder=RandomEmbedder())
+
+    ev = MemoryVectorIndex.from_arrays(
+        "entities",
+        mat(n),
+        [
+            VectorRecord(
+                id=entity_id(e.name),
+                entity_name=e.name,
+                source_id=e.source_id,
+                file_path=e.file_path,
+                created_at=1,
+            )
+            for e in ents
+        ],
+    )
+    rv = MemoryVectorIndex.from_arrays(
+        "relationships",
+        mat(len(rels)),
+        [
+            VectorRecord(
+                id=r.id, src_id=r.src_id, tgt_id=r.tgt_id, source_id=r.source_id, created_at=1
+            )
+            for r in rels
+        ],
+    )
+    cv = MemoryVectorIndex.from_arrays(
+        "chunks",
+        mat(n_chunks),
+        [
+            VectorRecord(
+                id=c.id, content=c.content, file_path=c.file_path, full_doc_id=c.full_doc_id
+            )
+            for c in chunks
+        ],
+    )
+    return QueryEngine(
+        entities=ev,
+        relationships=rv,
+        chunks=cv,
+        graph=graph,
+        chunk_store=MemoryChunkStore(chunks),
+        embedder=RandomEmbedder(),
+    )
 
 
 async def main() -> None:
@@ -111,8 +164,9 @@ async def main() -> None:
         prof = Profiler(interval=0.0005)
         prof.start()
         for q, ll, hl in queries:
-            await engine.query_data(q, QueryParam(mode="hybrid", ll_keywords=ll, hl_keywords=hl,
-                                                  enable_rerank=False))
+            await engine.query_data(
+                q, QueryParam(mode="hybrid", ll_keywords=ll, hl_keywords=hl, enable_rerank=False)
+            )
         prof.stop()
         print(prof.output_text(unicode=False, color=False, show_all=False))
 

@@ -12,7 +12,7 @@ __all__ = ["vector_similarity_pick", "weighted_polling"]
 def weighted_polling(
     sorted_chunk_lists: Sequence[Sequence[str]], max_related: int, min_related: int = 1
 ) -> list[str]:
-    """LightRAG's ``pick_by_weighted_polling``: linear quotas from ``max_related`` to ``min_related``.
+    """LightRAG's ``pick_by_weighted_polling``: quotas falling linearly from max to min.
 
     Item ``i`` of ``n`` expects ``round(max - i/(n-1) * (max - min))`` chunks (Python's
     round-half-to-even). Unused quota is then handed out one chunk at a time, always to the
