@@ -14,7 +14,10 @@ Reading is built for large files and a single copy of the vectors:
   one preallocated, writable float32 array (no intermediate ``bytes``/``str`` of the whole
   matrix);
 * only the ``data`` part is JSON-parsed, and each row's ``"vector"`` string is dropped as soon
-  as the row is parsed (it is a second, lossy copy of the vector);
+  as the row is parsed (it is a second, lossy copy of the vector) - except with
+  ``keep_row_vectors`` (the chunks file), where it is decoded into one float16 array because
+  LightRAG's VECTOR chunk picking ranks with exactly those values
+  (:mod:`hexrag.adapters.workdir.row_vectors`);
 * the rows are then L2-normalised in place with exactly NanoVectorDB's arithmetic
   (``row / np.linalg.norm(row)``), so the array equals, bit for bit, the matrix LightRAG holds
   in memory after loading the same file. A zero row stays zero (NanoVectorDB would make it
@@ -24,8 +27,9 @@ A file that does not have NanoVectorDB's exact layout is still read, through a p
 ``json.loads`` (slower, more memory).
 
 Writing produces the bytes ``NanoVectorDB.save`` produces for the same rows and matrix. The
-per-row ``"vector"`` is re-emitted from the (normalised) matrix row: a float16 copy of the
-normalised vector rather than of the raw embedding. The two differ only by a positive scale,
+per-row ``"vector"`` is the kept float16 row when there is one (the chunks file), else it is
+re-emitted from the (normalised) matrix row: a float16 copy of the normalised vector rather
+than of the raw embedding. The two differ only by a positive scale,
 so every cosine LightRAG computes from it (VECTOR chunk picking) is unchanged up to float16
 rounding. It is written as a stored (level 0) zlib stream: float16 embeddings do not compress,
 and LightRAG's ``zlib.decompress`` reads any level.
@@ -75,6 +79,29 @@ class NanoFile:
     additional_data: Any = None
     had_row_vectors: bool = False
     extra_keys: dict[str, Any] = field(default_factory=dict)
+    # with ``keep_row_vectors``: the per-row float16 vectors and which rows have one
+    row_vectors: np.ndarray | None = None
+    row_vector_present: np.ndarray | None = None
+
+
+class _KeepVector:
+    """``object_hook`` that moves the per-row ``"vector"`` string aside (see :data:`_KEPT`)."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def __call__(self, obj: dict[str, Any]) -> dict[str, Any]:
+        if "__id__" in obj:
+            vec = obj.pop("vector", None)
+            if vec is not None:
+                obj[_KEPT] = vec
+                self.seen = True
+        return obj
+
+
+_KEPT = "\x00hexrag-row-vector"
 
 
 class _DropVector:
@@ -91,7 +118,9 @@ class _DropVector:
         return obj
 
 
-def read_nano_vdb(path: str | Path, *, normalize: bool = True) -> NanoFile:
+def read_nano_vdb(
+    path: str | Path, *, normalize: bool = True, keep_row_vectors: bool = False
+) -> NanoFile:
     """Decode a NanoVectorDB file (see the module docstring).
 
     Raises :class:`~hexrag.core.errors.ConfigurationError` naming the file when it is not
@@ -103,9 +132,11 @@ def read_nano_vdb(path: str | Path, *, normalize: bool = True) -> NanoFile:
     if size == 0:
         raise ConfigurationError(f"empty NanoVectorDB file {path}")
     with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        parsed = _read_fast(mm, path)
+        parsed = None if keep_row_vectors else _read_fast(mm, path)
         if parsed is None:
-            parsed = _read_slow(bytes(mm), path)
+            parsed = _read_slow(bytes(mm), path, keep_row_vectors=keep_row_vectors)
+    if keep_row_vectors:
+        _decode_row_vectors(parsed, path)
     if normalize:
         normalize_rows_like_nanovectordb(parsed.matrix)
     return parsed
@@ -173,8 +204,34 @@ def _read_fast(mm: mmap.mmap, path: Path) -> NanoFile | None:
     )
 
 
-def _read_slow(raw: bytes, path: Path) -> NanoFile:
-    hook = _DropVector()
+def _decode_row_vectors(parsed: NanoFile, path: Path) -> None:
+    """Turn the kept ``"vector"`` strings into one float16 array (rows without one stay 0)."""
+    n, dim = len(parsed.rows), parsed.embedding_dim
+    f16 = np.zeros((n, dim), dtype=np.float16)
+    present = np.zeros(n, dtype=bool)
+    for i, row in enumerate(parsed.rows):
+        encoded = row.pop(_KEPT, None)
+        if encoded is None:
+            continue
+        try:
+            vec = np.frombuffer(zlib.decompress(base64.b64decode(encoded)), dtype="<f2")
+        except (binascii.Error, zlib.error, ValueError) as exc:
+            raise ConfigurationError(
+                f"NanoVectorDB file {path}: row {i} has an undecodable 'vector' ({exc})"
+            ) from exc
+        if vec.shape[0] != dim:
+            raise ConfigurationError(
+                f"NanoVectorDB file {path}: row {i} 'vector' has {vec.shape[0]} values, "
+                f"expected {dim}"
+            )
+        f16[i] = vec
+        present[i] = True
+    parsed.row_vectors = f16
+    parsed.row_vector_present = present
+
+
+def _read_slow(raw: bytes, path: Path, *, keep_row_vectors: bool = False) -> NanoFile:
+    hook: _DropVector | _KeepVector = _KeepVector() if keep_row_vectors else _DropVector()
     try:
         obj = json.loads(raw.decode("utf-8-sig"), object_hook=hook)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -272,12 +329,19 @@ def write_nano_vdb(
     matrix: np.ndarray,
     with_row_vectors: bool = True,
     additional_data: Any = None,
+    row_vectors: np.ndarray | None = None,
 ) -> None:
     """Write a NanoVectorDB file the way ``NanoVectorDB.save`` does (one JSON line).
 
     ``rows[i]`` belongs to ``matrix[i]``; with ``with_row_vectors`` each row gets LightRAG's
-    ``"vector"`` field computed from its matrix row (appended last, as LightRAG does).
+    ``"vector"`` field (appended last, as LightRAG does): ``row_vectors[i]`` (float16) when
+    given, else computed from its matrix row.
     """
+    if row_vectors is not None and row_vectors.shape != (len(rows), embedding_dim):
+        raise ConfigurationError(
+            f"write_nano_vdb: row_vectors shape {row_vectors.shape} does not match "
+            f"{len(rows)} rows x {embedding_dim} dims"
+        )
     if matrix.ndim != 2 or matrix.shape != (len(rows), embedding_dim):
         raise ConfigurationError(
             f"write_nano_vdb: matrix shape {matrix.shape} does not match "
@@ -285,9 +349,9 @@ def write_nano_vdb(
         )
     if isinstance(target, (str, Path)):
         with open(target, "w", encoding="utf-8", newline="\n") as fh:
-            _write(fh, embedding_dim, rows, matrix, with_row_vectors, additional_data)
+            _write(fh, embedding_dim, rows, matrix, with_row_vectors, additional_data, row_vectors)
     else:
-        _write(target, embedding_dim, rows, matrix, with_row_vectors, additional_data)
+        _write(target, embedding_dim, rows, matrix, with_row_vectors, additional_data, row_vectors)
 
 
 def _write(
@@ -297,13 +361,19 @@ def _write(
     matrix: np.ndarray,
     with_row_vectors: bool,
     additional_data: Any,
+    row_vectors: np.ndarray | None = None,
 ) -> None:
     fh.write(f'{{"embedding_dim": {json.dumps(dim)}, "data": [')
     f32 = np.ascontiguousarray(matrix, dtype="<f4")
     step = 4096
     first = True
     for s in range(0, len(rows), step):
-        half = f32[s : s + step].astype(np.float16) if with_row_vectors else None
+        if not with_row_vectors:
+            half = None
+        elif row_vectors is not None:
+            half = np.asarray(row_vectors[s : s + step], dtype="<f2")
+        else:
+            half = f32[s : s + step].astype(np.float16)
         parts = []
         for j, row in enumerate(rows[s : s + step]):
             text = json.dumps(row, ensure_ascii=False)

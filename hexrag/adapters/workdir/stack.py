@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+import numpy as np
+
 from hexrag.adapters.memory import (
     MemoryCache,
     MemoryChunkStore,
@@ -53,6 +55,7 @@ from hexrag.adapters.workdir.files import (
 )
 from hexrag.adapters.workdir.graphml import read_graphml, write_graphml
 from hexrag.adapters.workdir.nanovdb import read_nano_vdb, write_nano_vdb
+from hexrag.adapters.workdir.row_vectors import NanoRowVectorIndex
 from hexrag.core.errors import ConfigurationError, NotFound
 from hexrag.core.model import Relation
 from hexrag.core.source_ids import join_source_ids, parse_source_ids
@@ -210,7 +213,9 @@ def load_workdir(
     """Open a LightRAG working directory into memory adapters.
 
     * Vectors: each NanoVectorDB matrix is decoded once into the index's own array (see
-      :mod:`hexrag.adapters.workdir.nanovdb`); the per-row float16 copies are not kept.
+      :mod:`hexrag.adapters.workdir.nanovdb`). The per-row float16 copies are dropped, except
+      for chunks: LightRAG's VECTOR chunk picking ranks with them, so the chunks index keeps
+      them (2 bytes per value; :class:`~hexrag.adapters.workdir.row_vectors.NanoRowVectorIndex`).
     * ``embedding_dim`` of every ``vdb_*.json`` must equal ``embedder_dim`` (when given) and
       each other, else :class:`~hexrag.core.errors.ConfigurationError` names both numbers and
       the file.
@@ -259,16 +264,21 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
     additional: dict[str, Any] = {}
     for ns, p in present.items():
         t0 = time.perf_counter()
-        nano = read_nano_vdb(p)
+        nano = read_nano_vdb(p, keep_row_vectors=ns == "chunks")
         if embedder_dim is not None and nano.embedding_dim != embedder_dim:
             raise _dim_error(p, nano.embedding_dim, embedder_dim)
         dims[ns] = nano.embedding_dim
         records = [vector_row_to_record(row) for row in nano.rows]
         nano.rows = []
         try:
-            indexes[ns] = MemoryVectorIndex.from_arrays(
+            cls = NanoRowVectorIndex if ns == "chunks" else MemoryVectorIndex
+            indexes[ns] = cls.from_arrays(
                 ns, nano.matrix, records, cosine_threshold=cosine_threshold, normalized=True
             )
+            if isinstance(indexes[ns], NanoRowVectorIndex) and nano.row_vectors is not None:
+                indexes[ns].attach_row_vectors(  # type: ignore[attr-defined]
+                    [r.id for r in records], nano.row_vectors, nano.row_vector_present
+                )
         except ConfigurationError as exc:
             raise ConfigurationError(f"{p}: {exc}") from exc
         if nano.additional_data is not None:
@@ -288,7 +298,8 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
         )
     for ns in NAMESPACES:
         if ns not in indexes:
-            indexes[ns] = MemoryVectorIndex(ns, dim, cosine_threshold=cosine_threshold)
+            cls = NanoRowVectorIndex if ns == "chunks" else MemoryVectorIndex
+            indexes[ns] = cls(ns, dim, cosine_threshold=cosine_threshold)
 
     graph = MemoryGraphStore()
     graph_path = directory / GRAPH_FILE
@@ -398,6 +409,14 @@ def _stage_vdb(
 ) -> None:
     matrix, records = index.export_arrays()
     rows = [record_to_vector_row(r, index.namespace) for r in records]
+    row_vectors = None
+    if isinstance(index, NanoRowVectorIndex):
+        # write back LightRAG's own float16 rows; rows without one get the normalised row's
+        row_vectors = matrix.astype(np.float16)
+        for i, r in enumerate(records):
+            vec = index.row_vector(r.id)
+            if vec is not None:
+                row_vectors[i] = vec
     writer.stage(
         target,
         lambda fh: write_nano_vdb(
@@ -407,6 +426,7 @@ def _stage_vdb(
             matrix=matrix,
             with_row_vectors=True,
             additional_data=additional,
+            row_vectors=row_vectors,
         ),
     )
 

@@ -1,0 +1,81 @@
+"""The chunks index of a LightRAG working directory, with NanoVectorDB's per-row float16 vectors.
+
+LightRAG's VECTOR chunk picking ranks candidate chunks by cosine against the vectors that
+``NanoVectorDBStorage.get_vectors_by_ids`` returns: each row's ``"vector"`` field, the float16
+copy of the **raw** embedding. The float32 normalised matrix (what searches use) differs from
+it by float16 rounding, enough to swap chunks at the ``num_of_chunks`` cut in a few percent of
+queries. So the chunks index keeps those float16 rows (2 bytes per value, chunks only: entity
+and relationship vectors are never read back by the query path) and serves them from
+:meth:`get_vectors`, which makes VECTOR picking identical to LightRAG's. Records upserted later
+keep a float16 copy of their raw vector, as NanoVectorDB does when it flushes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from hexrag.adapters.memory import MemoryVectorIndex
+from hexrag.core.model import VectorRecord
+
+__all__ = ["NanoRowVectorIndex"]
+
+
+class NanoRowVectorIndex(MemoryVectorIndex):
+    """A :class:`MemoryVectorIndex` whose :meth:`get_vectors` returns NanoVectorDB's row vectors."""
+
+    def __init__(self, namespace: str, dim: int, *, cosine_threshold: float = 0.2) -> None:
+        super().__init__(namespace, dim, cosine_threshold=cosine_threshold)
+        self._f16 = np.zeros((0, self.dim), dtype=np.float16)
+        self._f16_row: dict[str, int] = {}
+        self._f16_new: dict[str, np.ndarray] = {}
+
+    def attach_row_vectors(self, ids: Sequence[str], f16: np.ndarray, present: np.ndarray) -> None:
+        """Adopt ``f16`` (``(len(ids), dim)`` float16); row ``i`` is ``ids[i]``'s vector when
+        ``present[i]`` (rows written by old LightRAG versions may lack one)."""
+        self._f16 = f16
+        self._f16_row = {rid: i for i, rid in enumerate(ids) if present[i]}
+        self._f16_new = {}
+
+    def row_vector(self, rid: str) -> np.ndarray | None:
+        """The float16 row vector of ``rid`` as LightRAG stores it, ``None`` when there is none."""
+        new = self._f16_new.get(rid)
+        if new is not None:
+            return new
+        row = self._f16_row.get(rid)
+        return None if row is None else self._f16[row]
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        """Upsert, then remember a float16 copy of each raw vector (NanoVectorDB's flush)."""
+        await super().upsert(records)
+        for r in records:
+            self._f16_row.pop(r.id, None)
+            if r.vector is not None:
+                self._f16_new[r.id] = np.asarray(r.vector, dtype=np.float32).astype(np.float16)
+
+    async def delete(self, ids: Sequence[str]) -> None:
+        """Delete, forgetting the row vectors too."""
+        await super().delete(ids)
+        for rid in ids:
+            self._f16_row.pop(rid, None)
+            self._f16_new.pop(rid, None)
+
+    async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The float16 row vectors (as float32, not normalised) of the ids found.
+
+        Ids without a row vector fall back to the normalised matrix row (same direction).
+        """
+        out: dict[str, np.ndarray] = {}
+        rest: list[str] = []
+        for rid in ids:
+            if rid in out:
+                continue
+            vec = self.row_vector(rid)
+            if vec is not None:
+                out[rid] = vec.astype(np.float32)
+            else:
+                rest.append(rid)
+        if rest:
+            out.update(await super().get_vectors(rest))
+        return out
