@@ -136,6 +136,11 @@ async def recover_chunks(
         if r.relation.source_id and (ids := split_lightrag(r.relation.source_id))
     ]
     if run.scope is not None:
+        # one chunk-store call for every candidate the guard must see (vector chunks included)
+        await run.fetcher.prefetch(
+            [c for ids in ent_lists + rel_raw for c in ids]
+            + [v["chunk_id"] for v in vector_chunks]
+        )
         ent_lists = await _in_scope_lists(run, ent_lists)
         rel_raw = await _in_scope_lists(run, rel_raw)
     if run.settings.kg_chunk_pick_method == "VECTOR" and run.query_vector is not None:

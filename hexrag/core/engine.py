@@ -439,6 +439,10 @@ class QueryEngine:
             extra: tuple[str, ...] = ()
             if corpus_version is not None:
                 extra = ("corpus-version", corpus_version)
+            if run.scope is not None:
+                # a scoped answer is built from a scoped context: it must never be served to
+                # (or from) an unscoped or differently scoped query
+                extra += ("scope", run.scope.model_dump_json(exclude_none=True))
             key = answer_cache_key(
                 mode=param.mode,
                 query=run.query,

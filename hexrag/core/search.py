@@ -7,7 +7,7 @@ expansion keeps only entities and relations with at least one in-scope source.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,39 +39,66 @@ def relation_key(item: RelationItem, strategy: str) -> Hashable:
 # ---------------------------------------------------------------------------------------
 # Scope layer (b)
 # ---------------------------------------------------------------------------------------
+#
+# A record whose own metadata (first-class fields, else its encoded file_path) decides is
+# kept or dropped inside its branch, with no I/O. A record its own metadata cannot decide
+# (e.g. a doc_ids scope, or no encoded file_path) is kept provisionally and settled after
+# both branches finish, by its chunks' metadata, in ONE chunk-store batch: the number of
+# round trips then never depends on which branch's backend answers first.
 
 
 def _own_verdict(run: QueryRun, record: Entity | Relation) -> bool | None:
     return sources_verdict(run.scope, record_sources(record.properties, record.file_path))
 
 
-async def _scope_filter_records(run: QueryRun, records: Sequence[Entity | Relation]) -> list[bool]:
-    """In-scope flags for graph records; undecided ones are settled by their chunks (one batch)."""
+def _drop_own_out_of_scope(run: QueryRun, items: list[Any], attr: str) -> list[Any]:
     if run.scope is None:
-        return [True] * len(records)
-    verdicts = [_own_verdict(run, r) for r in records]
-    undecided = [i for i, v in enumerate(verdicts) if v is None]
-    if undecided:
-        ids_per = {i: parse_source_ids(records[i].source_id) for i in undecided}
-        await run.fetcher.prefetch(cid for ids in ids_per.values() for cid in ids)
-        for i, ids in ids_per.items():
-            verdicts[i] = any(
-                (c := run.fetcher.known(cid)) is not None and chunk_in_scope(run.scope, c)
-                for cid in ids
-            )
-    return [bool(v) for v in verdicts]
+        return items
+    kept = [i for i in items if _own_verdict(run, getattr(i, attr)) is not False]
+    removed = len(items) - len(kept)
+    if attr == "entity":
+        run.stats.scope_graph_removed_entities += removed
+    else:
+        run.stats.scope_graph_removed_relations += removed
+    return kept
 
 
-async def _filter_entities(run: QueryRun, items: list[EntityItem]) -> list[EntityItem]:
-    flags = await _scope_filter_records(run, [i.entity for i in items])
-    run.stats.scope_graph_removed_entities += flags.count(False)
-    return [i for i, ok in zip(items, flags, strict=True) if ok]
-
-
-async def _filter_relations(run: QueryRun, items: list[RelationItem]) -> list[RelationItem]:
-    flags = await _scope_filter_records(run, [i.relation for i in items])
-    run.stats.scope_graph_removed_relations += flags.count(False)
-    return [i for i, ok in zip(items, flags, strict=True) if ok]
+async def _settle_undecided(
+    run: QueryRun, entity_lists: list[list[EntityItem]], relation_lists: list[list[RelationItem]]
+) -> tuple[list[list[EntityItem]], list[list[RelationItem]]]:
+    """Settle provisionally kept records by their chunks' metadata, in one batch."""
+    if run.scope is None:
+        return entity_lists, relation_lists
+    undecided: dict[tuple[str, str], list[str]] = {}
+    for items in entity_lists:
+        for e in items:
+            if _own_verdict(run, e.entity) is None:
+                undecided[("e", e.name)] = parse_source_ids(e.entity.source_id)
+    for rels in relation_lists:
+        for r in rels:
+            if _own_verdict(run, r.relation) is None:
+                undecided[("r", r.relation.id)] = parse_source_ids(r.relation.source_id)
+    if not undecided:
+        return entity_lists, relation_lists
+    await run.fetcher.prefetch(cid for ids in undecided.values() for cid in ids)
+    verdict = {
+        key: any(
+            (c := run.fetcher.known(cid)) is not None and chunk_in_scope(run.scope, c)
+            for cid in ids
+        )
+        for key, ids in undecided.items()
+    }
+    out_e = []
+    for items in entity_lists:
+        kept = [e for e in items if verdict.get(("e", e.name), True)]
+        run.stats.scope_graph_removed_entities += len(items) - len(kept)
+        out_e.append(kept)
+    out_r = []
+    for rels in relation_lists:
+        kept_r = [r for r in rels if verdict.get(("r", r.relation.id), True)]
+        run.stats.scope_graph_removed_relations += len(rels) - len(kept_r)
+        out_r.append(kept_r)
+    return out_e, out_r
 
 
 # ---------------------------------------------------------------------------------------
@@ -101,7 +128,7 @@ async def _local(
         for h in hits
         if h.record.entity_name in nodes
     ]
-    entities = await _filter_entities(run, entities)
+    entities = _drop_own_out_of_scope(run, entities, "entity")
     if not entities:
         return [], []
 
@@ -131,7 +158,7 @@ async def _local(
         for rel in picked
     ]
     relations.sort(key=lambda r: (r.rank or 0, r.weight), reverse=True)
-    relations = await _filter_relations(run, relations)
+    relations = _drop_own_out_of_scope(run, relations, "relation")
     return entities, relations
 
 
@@ -198,7 +225,7 @@ async def _global(
                     resolved_by=h,
                 )
             )
-    relations = await _filter_relations(run, relations)
+    relations = _drop_own_out_of_scope(run, relations, "relation")
     if not relations:
         return [], []
 
@@ -219,7 +246,7 @@ async def _global(
         for n in names
         if n in nodes
     ]
-    entities = await _filter_entities(run, entities)
+    entities = _drop_own_out_of_scope(run, entities, "entity")
     return relations, entities
 
 
@@ -299,6 +326,9 @@ async def perform_search(run: QueryRun, ll_str: str, hl_str: str) -> SearchResul
     )
     (local_e, local_r), (global_r, global_e), vchunks = await asyncio.gather(
         local_task, global_task, vector_task
+    )
+    (local_e, global_e), (local_r, global_r) = await _settle_undecided(
+        run, [local_e, global_e], [local_r, global_r]
     )
     entities = round_robin([local_e, global_e], key=lambda e: e.name)
     relations = round_robin([local_r, global_r], key=lambda r: relation_key(r, strategy))

@@ -198,3 +198,24 @@ async def test_doc_scope_is_decided_by_chunks() -> None:
     )
     assert [e["entity_name"] for e in data["data"]["entities"]] == ["E1"]
     assert [c["chunk_id"] for c in data["data"]["chunks"]] == ["c1"]
+
+
+async def test_scoped_answers_have_their_own_cache_entries() -> None:
+    from hexrag.adapters.memory import FakeLLM
+
+    assign = [("p1", "crm"), ("p2", "crm"), ("p1", "erp")]
+    engine, _ = await scoped_kg(assign).engine(kg_chunk_pick_method="WEIGHT")
+    llm = FakeLLM(["unscoped answer", "p1 answer", "p2 answer"])
+    engine.llm = llm
+
+    def param(scope: QueryScope | None) -> QueryParam:
+        return QueryParam(mode="hybrid", ll_keywords=["ents"], hl_keywords=["rels"],
+                          enable_rerank=False, scope=scope)
+
+    assert await engine.query("q text", param(None)) == "unscoped answer"
+    assert await engine.query("q text", param(QueryScope(product_id="p1"))) == "p1 answer"
+    assert await engine.query("q text", param(QueryScope(product_id="p2"))) == "p2 answer"
+    # each is then served from its own entry
+    assert await engine.query("q text", param(QueryScope(product_id="p1"))) == "p1 answer"
+    assert await engine.query("q text", param(None)) == "unscoped answer"
+    assert len(llm.calls) == 3
