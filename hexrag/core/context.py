@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from collections.abc import Sequence
@@ -95,15 +96,11 @@ def assign_references(chunks: Sequence[ChunkItem]) -> tuple[list[dict[str, str]]
             first.setdefault(fp, i)
     ordered = sorted(counts, key=lambda p: (-counts[p], first[p]))
     ref_of = {p: str(i + 1) for i, p in enumerate(ordered)}
-    updated = [
-        replace(
-            c,
-            reference_id=ref_of[c.file_path]
-            if c.file_path and c.file_path != "unknown_source"
-            else "",
-        )
-        for c in chunks
-    ]
+    updated = []
+    for c in chunks:
+        item = copy.copy(c)  # callers keep their own items untouched
+        item.reference_id = ref_of.get(c.file_path, "") if c.file_path else ""
+        updated.append(item)
     return [{"reference_id": ref_of[p], "file_path": p} for p in ordered], updated
 
 

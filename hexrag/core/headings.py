@@ -23,6 +23,8 @@ class _Codec(Protocol):
 
 
 def _parents(record: Mapping[str, Any]) -> list[str]:
+    if "heading" not in record and "parent_headings" not in record:
+        return []  # the common case: no heading information at all
     nested = record.get("heading")
     if isinstance(nested, dict):
         heading_text = str(nested.get("heading") or "").strip()
