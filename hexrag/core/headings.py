@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, Protocol
 
 __all__ = ["BREADCRUMB_SEP", "format_parent_headings", "truncate_section_context"]
@@ -60,7 +61,14 @@ def _cap(text: str, max_chars: int) -> str:
 
 def format_parent_headings(record: Mapping[str, Any]) -> str:
     """``h1 → h2`` from a chunk record's nested ``heading`` dict or legacy flat fields."""
-    cleaned = [_cap(c, HEADING_LEVEL_MAX_CHARS) for c in (_clean(h) for h in _parents(record)) if c]
+    parents = _parents(record)
+    return _format(tuple(parents)) if parents else ""
+
+
+@lru_cache(maxsize=65536)
+def _format(parents: tuple[str, ...]) -> str:
+    # memoised: the same few thousand heading chains come back query after query
+    cleaned = [_cap(c, HEADING_LEVEL_MAX_CHARS) for c in (_clean(h) for h in parents) if c]
     return BREADCRUMB_SEP.join(cleaned)
 
 
@@ -68,7 +76,9 @@ def truncate_section_context(path: str, tokenizer: _Codec | None, max_tokens: in
     """Cap a heading path at ``max_tokens`` (first → … → last, then a hard token cut)."""
     if not path or tokenizer is None or max_tokens <= 0:
         return path
-    if len(tokenizer.encode(path)) <= max_tokens:
+    counter = getattr(tokenizer, "count_tokens", None)
+    n = counter(path) if counter is not None else len(tokenizer.encode(path))
+    if n <= max_tokens:
         return path
     levels = path.split(BREADCRUMB_SEP)
     if len(levels) >= 3:

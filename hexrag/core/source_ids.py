@@ -14,6 +14,7 @@ anywhere in hexrag is by equality on these ids, so ``chunk-1`` never matches ``c
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from hexrag.core.model import GRAPH_FIELD_SEP
@@ -99,8 +100,17 @@ def split_lightrag(value: Any) -> list[str]:
 
     Unlike :func:`parse_source_ids` this keeps repeats (LightRAG's occurrence counting sees
     them) but it also understands the array forms, so seed 001's ``{chunk-…}`` text works.
+    Returns a new list the caller may modify.
     """
+    if isinstance(value, str):
+        return list(_split_str(value))
     return [p.strip() for p in _pieces(value) if p.strip()]
+
+
+@lru_cache(maxsize=262144)
+def _split_str(value: str) -> tuple[str, ...]:
+    # memoised: the same source_id strings are split query after query
+    return tuple(p.strip() for p in _pieces(value) if p.strip())
 
 
 def join_source_ids(ids: Iterable[str]) -> str:

@@ -55,6 +55,7 @@ __all__ = [
     "TiktokenTokenizer",
     "TokenBudgetError",
     "Tokenizer",
+    "clear_token_caches",
     "count_tokens",
     "default_tokenizer",
     "load_encoding",
@@ -267,8 +268,16 @@ class TiktokenTokenizer:
         return self.encoding.decode(list(tokens))
 
     def count_tokens(self, text: str) -> int:
-        """``len(encode(text))``, memoised for recently seen strings (prompt templates)."""
-        return _count_cached(self.encoding_name, text)
+        """``len(encode(text))``, from memoised per-segment counts (exact: restart property)."""
+        if not self._restartable or _SURROGATE.search(text):
+            return _count_cached(self.encoding_name, text)
+        cache = _segments_for(self)
+        total = 0
+        start = 0
+        for m in _RESTART.finditer(text):
+            total += cache.count(self, text[start : m.end()])
+            start = m.end()
+        return total + (cache.count(self, text[start:]) if start < len(text) else 0)
 
     def truncate_by_token_limit(self, text: str, max_tokens: int) -> int:
         """End offset (characters) of LightRAG's safe prefix of ``text`` within ``max_tokens``.
@@ -315,40 +324,100 @@ _RESTART = re.compile(r"\n(?=[!-.0-~])")
 _CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
 
 
-class _Joined:
-    """A text encoded lazily, segment by segment (see the module docstring)."""
+class _SegmentCounts:
+    """Token counts of restart-delimited segments, shared across queries.
 
-    __slots__ = ("_cum", "_enc", "_memo", "_segs", "_starts", "_tok", "text")
+    The same entity, relation and chunk lines come back query after query; by the restart
+    property (module docstring) a text's count is the sum of its segments' counts, so each
+    distinct segment is encoded once. Bounded: the oldest half is dropped past ``max_entries``.
+    """
+
+    def __init__(self, max_entries: int = 200_000) -> None:
+        self._counts: dict[str, int] = {}
+        self._max = max_entries
+        self._lock = threading.Lock()
+
+    def count(self, tokenizer: TiktokenTokenizer, segment: str) -> int:
+        n = self._counts.get(segment)
+        if n is None:
+            n = len(tokenizer.encode(segment))
+            with self._lock:
+                if len(self._counts) >= self._max:
+                    for key in list(self._counts)[: self._max // 2]:
+                        del self._counts[key]
+                self._counts[segment] = n
+        return n
+
+    def clear(self) -> None:
+        with self._lock:
+            self._counts.clear()
+
+
+_SEGMENTS: dict[str, _SegmentCounts] = {}
+
+
+def _segments_for(tokenizer: TiktokenTokenizer) -> _SegmentCounts:
+    cache = _SEGMENTS.get(tokenizer.encoding_name)
+    if cache is None:
+        cache = _SEGMENTS.setdefault(tokenizer.encoding_name, _SegmentCounts())
+    return cache
+
+
+def clear_token_caches() -> None:
+    """Forget every memoised token count (benchmarks use it for cold-cache timings)."""
+    for cache in _SEGMENTS.values():
+        cache.clear()
+    _count_cached.cache_clear()
+
+
+class _Joined:
+    """A text counted segment by segment (see the module docstring).
+
+    Segment counts come from the shared :class:`_SegmentCounts`; a segment's tokens are
+    encoded only when a token offset inside it is needed.
+    """
+
+    __slots__ = ("_counts", "_cum", "_memo", "_seg_cache", "_segs", "_starts", "_tok", "text")
 
     def __init__(self, tokenizer: TiktokenTokenizer, text: str) -> None:
         self.text = text
         self._tok = tokenizer
-        self._enc = tokenizer.encoding
         if tokenizer._restartable:
             self._starts = [0, *(m.end() for m in _RESTART.finditer(text))]
         else:
             self._starts = [0]
-        self._segs: list[list[int]] = []  # tokens of each encoded segment
-        self._cum = [0]  # _cum[s] = tokens before segment s (known for encoded segments + 1)
+        self._seg_cache = _segments_for(tokenizer)
+        self._segs: dict[int, list[int]] = {}  # tokens of segments whose offsets were needed
+        self._cum = [0]  # _cum[s] = tokens before segment s (known for counted segments + 1)
         self._memo: dict[int, int] = {}
 
+    def _segment_text(self, s: int) -> str:
+        starts = self._starts
+        end = starts[s + 1] if s + 1 < len(starts) else len(self.text)
+        return self.text[starts[s] : end]
+
     def tokens_exceed(self, limit: int) -> bool:
-        """Encode segments until more than ``limit`` tokens are known, or the text ends.
+        """Count segments until more than ``limit`` tokens are known, or the text ends.
 
         True when the whole text has more than ``limit`` tokens.
         """
-        starts, text = self._starts, self.text
-        while self._cum[-1] <= limit and len(self._segs) < len(starts):
-            s = len(self._segs)
-            end = starts[s + 1] if s + 1 < len(starts) else len(text)
-            seg = self._tok.encode(text[starts[s] : end])
-            self._segs.append(seg)
-            self._cum.append(self._cum[-1] + len(seg))
-        return self._cum[-1] > limit
+        n_segments = len(self._starts)
+        cum = self._cum
+        while cum[-1] <= limit and len(cum) - 1 < n_segments:
+            seg = self._segment_text(len(cum) - 1)
+            cum.append(cum[-1] + self._seg_cache.count(self._tok, seg))
+        return cum[-1] > limit
 
     @property
     def known_tokens(self) -> int:
         return self._cum[-1]
+
+    def _tokens(self, s: int) -> list[int]:
+        seg = self._segs.get(s)
+        if seg is None:
+            seg = self._tok.encode(self._segment_text(s))
+            self._segs[s] = seg
+        return seg
 
     def boundary(self, k: int) -> int:
         """Character offset where token ``k`` starts (``decode_with_offsets`` semantics).
@@ -356,24 +425,26 @@ class _Joined:
         ``k`` must be below :attr:`known_tokens`.
         """
         s = bisect.bisect_right(self._cum, k) - 1
-        seg = self._segs[s]
+        seg = self._tokens(s)
         i = k - self._cum[s]
+        enc = self._tok.encoding
         # Segments start on a character boundary, so the segment's local offsets shifted by
         # its start equal the offsets of the whole text.
-        before = len(self._enc.decode_bytes(seg[:i]).translate(None, _CONTINUATION_BYTES))
-        first = self._enc.decode_single_token_bytes(seg[i])[0]
+        before = len(enc.decode_bytes(seg[:i]).translate(None, _CONTINUATION_BYTES))
+        first = enc.decode_single_token_bytes(seg[i])[0]
         return self._starts[s] + max(0, before - (0x80 <= first < 0xC0))
 
     def prefix_count(self, end: int) -> int:
-        """``len(encode(text[:end]))`` for ``0 < end`` inside the encoded segments."""
+        """``len(encode(text[:end]))`` for ``0 < end`` inside the counted segments."""
         count = self._memo.get(end)
         if count is not None:
             return count
         starts = self._starts
         s = bisect.bisect_left(starts, end) - 1  # last restart strictly before end
+        n_counted = len(self._cum) - 1
         if s + 1 < len(self._cum) and s + 1 < len(starts) and starts[s + 1] == end:
             count = self._cum[s + 1]
-        elif s + 1 == len(self._segs) and s + 1 == len(starts) and end == len(self.text):
+        elif s + 1 == n_counted and s + 1 == len(starts) and end == len(self.text):
             count = self._cum[s + 1]
         else:
             count = self._cum[s] + len(self._tok.encode(self.text[starts[s] : end]))

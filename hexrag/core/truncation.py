@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,38 @@ class Truncated:
     relation_lines: list[str]
 
 
+def _count(tokenizer: Tokenizer, text: str) -> int:
+    counter = getattr(tokenizer, "count_tokens", None)
+    return int(counter(text)) if counter is not None else len(tokenizer.encode(text))
+
+
+def _keep(
+    items: list[Any], render: Callable[[Any], str], budget: int, tokenizer: Tokenizer
+) -> tuple[int, list[str]]:
+    """LightRAG's kept prefix, rendering only as many lines as the budget can reach.
+
+    Lines are rendered in doubling batches until the lines before the last rendered one
+    already exceed the budget. Each line starts with ``{``, a restart point of ``o200k_base``
+    (tokenizer module docstring), so the tokens of everything before the last rendered line
+    are those of the full list, and LightRAG's truncation, which never looks past the budget,
+    returns the same count as on the full list.
+    """
+    n = len(items)
+    if n == 0 or budget <= 0:
+        return 0, []
+    lines: list[str] = []
+    # the restart argument holds for tiktoken's o200k_base; any other tokenizer renders all
+    batch = 64 if getattr(tokenizer, "_restartable", False) else n
+    while len(lines) < n:
+        stop = min(n, len(lines) + batch)
+        lines.extend(render(it) for it in items[len(lines) : stop])
+        if len(lines) < n and _count(tokenizer, "\n".join(lines[:-1])) > budget + 1:
+            break
+        batch *= 2
+    k = truncate_list_by_token_size(lines, "\n", budget, tokenizer)
+    return k, lines[:k]
+
+
 def truncate(
     entities: list[EntityItem],
     relations: list[RelationItem],
@@ -56,15 +89,13 @@ def truncate(
     tokenizer: Tokenizer,
 ) -> Truncated:
     """Keep the longest whole-item prefixes whose ``"\\n"``-joined lines fit each budget."""
-    e_lines = [dumps(entity_row(e)) for e in entities]
-    r_lines = [dumps(relation_row(r)) for r in relations]
-    ke = truncate_list_by_token_size(e_lines, "\n", max_entity_tokens, tokenizer) if e_lines else 0
-    kr = (
-        truncate_list_by_token_size(r_lines, "\n", max_relation_tokens, tokenizer) if r_lines else 0
+    ke, e_lines = _keep(entities, lambda e: dumps(entity_row(e)), max_entity_tokens, tokenizer)
+    kr, r_lines = _keep(
+        relations, lambda r: dumps(relation_row(r)), max_relation_tokens, tokenizer
     )
     return Truncated(
         entities=entities[:ke],
         relations=relations[:kr],
-        entity_lines=e_lines[:ke],
-        relation_lines=r_lines[:kr],
+        entity_lines=e_lines,
+        relation_lines=r_lines,
     )
