@@ -148,14 +148,12 @@ def _queries(job: dict[str, Any]) -> list[KeywordQuery]:
 
 
 def _cold() -> None:
-    """Forget hexrag's memoised token counts (LightRAG has no such cache), so a query is never
-    timed with counts left over from the same text in an earlier mode (hybrid and mix share
-    their KG context)."""
-    from hexrag.core import tokenizer
+    """Forget every hexrag memo cache (token counts, heading paths, split source ids;
+    LightRAG has no such caches), so each query is timed cold: never with work left over from
+    the same text in an earlier query or mode."""
+    from hexrag.core.memo import clear_memo_caches
 
-    cache_clear = getattr(getattr(tokenizer, "_count_cached", None), "cache_clear", None)
-    if cache_clear is not None:
-        cache_clear()
+    clear_memo_caches()
 
 
 async def _memory_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -456,7 +454,7 @@ def report(sizes: list[str], res: dict[str, Any], *, check: bool) -> str:
         "",
         "Median context-build latency in ms (no LLM, no rerank, keywords supplied) over the"
         " queries; ratio = LightRAG / hexrag, like for like (same chunk pick method, same"
-        " process, interleaved; hexrag's memoised token counts cleared before each query).",
+        " process, interleaved; hexrag's memo caches cleared before each query).",
         "floor = the exact top-k vector searches of the mode (numpy, query vectors given)"
         " + one tokenisation of hexrag's final context.",
         "",
