@@ -6,7 +6,9 @@ when its own stored metadata proves it is in scope.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -29,23 +31,23 @@ __all__ = ["recover_chunks"]
 def _count_and_dedup(
     lists: list[list[str]], skip: set[str] | None = None
 ) -> tuple[list[list[str]], dict[str, int]]:
-    """LightRAG's occurrence counting: a chunk stays with the first item listing it."""
-    counts: dict[str, int] = {}
-    kept_lists: list[list[str]] = []
-    for ids in lists:
-        kept: list[str] = []
-        for cid in ids:
-            if skip is not None and cid in skip:
-                continue
-            counts[cid] = counts.get(cid, 0) + 1
-            if counts[cid] == 1:
-                kept.append(cid)
-        kept_lists.append(kept)
+    """LightRAG's occurrence counting: a chunk stays with the first item listing it.
+
+    ``counts`` are the final occurrence counts over all lists (ids in ``skip`` ignored); each
+    list keeps the ids whose first occurrence overall is in it, in order.
+    """
+    if skip:
+        lists = [[c for c in ids if c not in skip] for ids in lists]
+    counts = Counter(chain.from_iterable(lists))
+    seen: set[str] = set()
+    add = seen.add
+    kept_lists = [[c for c in ids if not (c in seen or add(c))] for ids in lists]
     return kept_lists, counts
 
 
 def _sort_by_count(lists: list[list[str]], counts: dict[str, int]) -> list[list[str]]:
-    return [sorted(ids, key=lambda c: counts.get(c, 0), reverse=True) for ids in lists]
+    key = counts.__getitem__  # every kept id was counted
+    return [sorted(ids, key=key, reverse=True) for ids in lists]
 
 
 class _Picker:

@@ -45,7 +45,13 @@ def _parents(record: Mapping[str, Any]) -> list[str]:
     return parents
 
 
+# ASCII control characters that are not whitespace (Cc); ASCII has no Cf characters
+_ASCII_CONTROLS = {c: None for c in [*range(0, 9), *range(14, 32), 127]}
+
+
 def _clean(text: str) -> str:
+    if text.isascii():  # fast path, same result: no "→", the only Cc/Cf are ASCII controls
+        return _WS.sub(" ", text.translate(_ASCII_CONTROLS)).strip()
     text = text.replace("→", " ")
     text = "".join(
         ch for ch in text if ch in _KEEP_WS or unicodedata.category(ch) not in ("Cc", "Cf")
@@ -76,6 +82,8 @@ def truncate_section_context(path: str, tokenizer: _Codec | None, max_tokens: in
     """Cap a heading path at ``max_tokens`` (first → … → last, then a hard token cut)."""
     if not path or tokenizer is None or max_tokens <= 0:
         return path
+    if len(path.encode("utf-8")) <= max_tokens:
+        return path  # every token covers at least one byte
     counter = getattr(tokenizer, "count_tokens", None)
     n = counter(path) if counter is not None else len(tokenizer.encode(path))
     if n <= max_tokens:

@@ -13,6 +13,7 @@ anywhere in hexrag is by equality on these ids, so ``chunk-1`` never matches ``c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
@@ -110,7 +111,12 @@ def split_lightrag(value: Any) -> list[str]:
 @lru_cache(maxsize=262144)
 def _split_str(value: str) -> tuple[str, ...]:
     # memoised: the same source_id strings are split query after query
+    if not value.startswith(("{", " ", "\t", "\n")) and not _WHITESPACE.search(value):
+        return tuple(p for p in value.split(GRAPH_FIELD_SEP) if p)  # nothing to strip
     return tuple(p.strip() for p in _pieces(value) if p.strip())
+
+
+_WHITESPACE = re.compile(r"\s")
 
 
 def join_source_ids(ids: Iterable[str]) -> str:
