@@ -64,7 +64,8 @@ def vector_similarity_pick(
         return []
     if any(c not in vectors for c in candidates):
         return []
-    matrix = np.stack([np.asarray(vectors[c], dtype=np.float64) for c in candidates])
+    # LightRAG scores with Python floats (float64): convert once, after stacking
+    matrix = np.stack([vectors[c] for c in candidates]).astype(np.float64)
     q = np.asarray(query_vector, dtype=np.float64)
     with np.errstate(all="ignore"):
         denom = np.linalg.norm(matrix, axis=1) * np.linalg.norm(q)

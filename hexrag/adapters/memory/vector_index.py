@@ -363,12 +363,11 @@ class MemoryVectorIndex:
 
     async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Normalised float32 copies of the stored rows of the ids found."""
-        out: dict[str, np.ndarray] = {}
-        for rid in ids:
-            row = self._row.get(rid)
-            if row is not None and rid not in out:
-                out[rid] = self._matrix[row].copy()
-        return out
+        found = {rid: row for rid in ids if (row := self._row.get(rid)) is not None}
+        if not found:
+            return {}
+        block = self._matrix[np.fromiter(found.values(), dtype=np.intp, count=len(found))]
+        return dict(zip(found, block, strict=True))  # rows of one fresh copy
 
     async def count(self) -> int:
         """Number of stored records."""

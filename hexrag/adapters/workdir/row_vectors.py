@@ -67,15 +67,21 @@ class NanoRowVectorIndex(MemoryVectorIndex):
         Ids without a row vector fall back to the normalised matrix row (same direction).
         """
         out: dict[str, np.ndarray] = {}
+        rows: dict[str, int] = {}
         rest: list[str] = []
         for rid in ids:
-            if rid in out:
+            if rid in out or rid in rows:
                 continue
-            vec = self.row_vector(rid)
-            if vec is not None:
-                out[rid] = vec.astype(np.float32)
+            new = self._f16_new.get(rid)
+            if new is not None:
+                out[rid] = new.astype(np.float32)
+            elif (row := self._f16_row.get(rid)) is not None:
+                rows[rid] = row
             else:
                 rest.append(rid)
+        if rows:
+            block = self._f16[np.fromiter(rows.values(), dtype=np.intp, count=len(rows))]
+            out.update(zip(rows, block.astype(np.float32), strict=True))
         if rest:
             out.update(await super().get_vectors(rest))
         return out
