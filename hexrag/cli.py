@@ -313,15 +313,22 @@ async def _query(
         raise InvalidQuery(_validation_message(exc)) from None
     resolve_workdir(workdir, workspace)  # a missing directory fails before any model loads
     threshold = settings.cosine_threshold
-    if spec.strip().lower() == "hashing":
-        # the hashing model adapts to the directory (a demo or test directory built with it)
-        stack = load_workdir(workdir, workspace=workspace, cosine_threshold=threshold)
-        model = await aresolve_embedder(f"hashing:{stack.embedding_dim}")
-    else:
-        model = await aresolve_embedder(spec)
-        stack = load_workdir(
-            workdir, workspace=workspace, embedder_dim=model.dim, cosine_threshold=threshold
-        )
+    from rich.console import Console
+
+    # progress on stderr only: stdout carries the answer / JSON
+    status = Console(stderr=True).status(f"loading {workdir} ...")
+    with status:
+        if spec.strip().lower() == "hashing":
+            # the hashing model adapts to the directory (a demo or test directory built with it)
+            stack = load_workdir(workdir, workspace=workspace, cosine_threshold=threshold)
+            model = await aresolve_embedder(f"hashing:{stack.embedding_dim}")
+        else:
+            status.update(f"loading the {spec} embedder ...")
+            model = await aresolve_embedder(spec)
+            status.update(f"loading {workdir} ...")
+            stack = load_workdir(
+                workdir, workspace=workspace, embedder_dim=model.dim, cosine_threshold=threshold
+            )
     if output == "answer":
         return await _answer_output(stack, model, settings, query, param, models, stream)
     engine = QueryEngine(**stack.engine_stores(), embedder=model, settings=settings)
