@@ -20,7 +20,8 @@ runs an in-process gRPC server for a ``*.db`` path):
   error), so filters use escaped literals only (``_filter.quote_string``), on Lite and server.
 * pymilvus' ``get(ids=...)`` / ``delete(ids=...)`` paste string ids into ``'...'`` without
   escaping; the adapter never uses them.
-* ``AUTOINDEX`` is brute force on Lite without faiss (exact); ``FLAT`` is exact everywhere.
+* ``FLAT`` (the default) is exact everywhere. ``AUTOINDEX`` is approximate on Lite too once its
+  background index build has run after a flush (measured: filtered searches lost in-scope hits).
 * range search keeps ``score > radius`` (strict), as LightRAG relies on; the port's inclusive
   threshold is enforced by the adapter's exact re-scoring.
 * ``create_index`` polls with 0.5 s sleeps when synchronous; the adapter creates the index

@@ -18,8 +18,9 @@ How the port's promises are kept:
   sorts by ``(-score, id)``. If the slack is exhausted while candidates still tie with the
   cut (within float32 noise), it asks again with a larger limit - the only case in which a
   query takes more than one round trip. Results equal a brute-force oracle when the index is
-  exact (``FLAT``, or ``AUTOINDEX`` on Milvus Lite without faiss); with an ANN index
-  (``HNSW``, ``IVF_FLAT``, server ``AUTOINDEX``) Milvus may miss candidates.
+  exact (``FLAT``, the default); with an ANN index (``HNSW``, ``IVF_FLAT``, ``AUTOINDEX`` -
+  which on Milvus Lite 3.2 also turns approximate once its background index build has run
+  after a flush) Milvus may miss candidates, including in-scope hits of a filtered search.
 * **Read-your-writes.** The collection is created with ``Strong`` consistency and every
   read passes ``consistency_level="Strong"`` (an existing collection may have another level).
 * **Round trips.** ``upsert``/``query``/``get``/``get_vectors``/``delete``/``count`` are one
@@ -93,7 +94,7 @@ class MilvusVectorIndex:
         namespace: VectorNamespace,
         dim: int,
         cosine_threshold: float = 0.2,
-        index_type: IndexType = "AUTOINDEX",
+        index_type: IndexType = "FLAT",
         index_params: Mapping[str, Any] | None = None,
         search_params: Mapping[str, Any] | None = None,
         timeout: float | None = 30.0,
@@ -107,9 +108,10 @@ class MilvusVectorIndex:
             dim: the embedding dimension.
             cosine_threshold: minimum cosine similarity of a hit (LightRAG's
                 ``cosine_better_than_threshold``; ``COSINE_THRESHOLD``, default 0.2).
-            index_type: the vector index built when the collection is created. ``FLAT`` is
-                exact; ``AUTOINDEX`` (LightRAG's default) is exact on Milvus Lite without
-                faiss and approximate on a server.
+            index_type: the vector index built when the collection is created. ``FLAT`` (the
+                default) is exact, as the port requires; ``AUTOINDEX`` (LightRAG's default),
+                ``HNSW`` and ``IVF_FLAT`` are approximate (on Milvus Lite too, once indexed)
+                and trade recall for speed on large collections.
             index_params: build parameters (defaults: LightRAG's HNSW ``M=16,
                 efConstruction=360``; IVF ``nlist=1024``).
             search_params: search parameters (defaults: HNSW ``ef=max(200, limit)``; IVF
@@ -139,7 +141,7 @@ class MilvusVectorIndex:
         dim: int,
         collection: str | None = None,
         cosine_threshold: float = 0.2,
-        index_type: IndexType = "AUTOINDEX",
+        index_type: IndexType = "FLAT",
         index_params: Mapping[str, Any] | None = None,
         search_params: Mapping[str, Any] | None = None,
         timeout: float | None = 30.0,
