@@ -27,6 +27,8 @@ from typing import Any
 
 import pytest
 
+from tests.services import require_backends, unavailable
+
 __all__ = [
     "MilvusIndexFactory",
     "StallingProxy",
@@ -45,18 +47,6 @@ HOW_TO = (
     "install the Milvus extra (`pip install pymilvus milvus-lite`, i.e. `hexrag[milvus]`), "
     "or set HEXRAG_MILVUS_URI to a disposable Milvus server"
 )
-
-
-def require_backends() -> bool:
-    """True when CI asked for every backend (``HEXRAG_REQUIRE_BACKENDS=1``)."""
-    return os.environ.get("HEXRAG_REQUIRE_BACKENDS", "").strip().lower() in ("1", "true", "yes")
-
-
-def unavailable(reason: str) -> None:
-    """Skip the test with ``reason``; fail instead when backends are required."""
-    if require_backends():
-        pytest.fail(f"{reason} (HEXRAG_REQUIRE_BACKENDS=1 makes this a failure)", pytrace=False)
-    pytest.skip(reason)
 
 
 _STATE: dict[str, Any] = {}

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from tests.services import require_backends
+
 __all__ = [
     "HOW_TO",
     "Neo4jTarget",
@@ -33,11 +35,6 @@ HOW_TO = (
 )
 
 NEO4J_IMAGE = os.environ.get("HEXRAG_NEO4J_IMAGE", "neo4j:5")
-
-
-def require_backends() -> bool:
-    """True when CI asked for every backend (``HEXRAG_REQUIRE_BACKENDS=1``)."""
-    return os.environ.get("HEXRAG_REQUIRE_BACKENDS", "").strip().lower() in ("1", "true", "yes")
 
 
 @dataclass(frozen=True)
@@ -140,9 +137,7 @@ async def neo4j_store(neo4j_driver: Any, neo4j_target: Neo4jTarget) -> AsyncIter
     """A fresh :class:`Neo4jGraphStore` in its own workspace label, dropped afterwards."""
     from hexrag.adapters.neo4j import Neo4jGraphStore
 
-    store = Neo4jGraphStore(
-        neo4j_driver, workspace=new_workspace(), database=neo4j_target.database
-    )
+    store = Neo4jGraphStore(neo4j_driver, workspace=new_workspace(), database=neo4j_target.database)
     try:
         yield store
     finally:

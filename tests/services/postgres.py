@@ -31,6 +31,8 @@ from typing import Any
 
 import pytest
 
+from tests.services import require_backends, unavailable
+
 __all__ = [
     "PgTestServer",
     "pg_dsn",
@@ -46,18 +48,6 @@ HOW_TO = (
     "root it also needs `useradd` to create the `pgserver` system user; or set "
     "HEXRAG_POSTGRES_DSN to a disposable PostgreSQL server with the pgvector extension"
 )
-
-
-def require_backends() -> bool:
-    """True when CI asked for every backend (``HEXRAG_REQUIRE_BACKENDS=1``)."""
-    return os.environ.get("HEXRAG_REQUIRE_BACKENDS", "").strip().lower() in ("1", "true", "yes")
-
-
-def unavailable(reason: str) -> None:
-    """Skip the test with ``reason``; fail instead when backends are required."""
-    if require_backends():
-        pytest.fail(f"{reason} (HEXRAG_REQUIRE_BACKENDS=1 makes this a failure)", pytrace=False)
-    pytest.skip(reason)
 
 
 class PgTestServer:

