@@ -25,7 +25,12 @@ from hexrag.core.context import (
     resolve_user_prompt,
 )
 from hexrag.core.errors import ConfigurationError
-from hexrag.core.hashing import answer_cache_key, llm_cache_identity, serialize_identity
+from hexrag.core.hashing import (
+    ANSWER_CACHE_VERSION,
+    answer_cache_key,
+    llm_cache_identity,
+    serialize_identity,
+)
 from hexrag.core.keywords import extract_keywords
 from hexrag.core.model import EngineSettings, QueryParam
 from hexrag.core.output import (
@@ -65,6 +70,19 @@ class QueryResult:
     is_streaming: bool = False
     llm_generated: bool = True
     cache_hit: bool = False
+
+
+def _budget_fields(param: QueryParam) -> dict[str, Any]:
+    """The ``queryparam`` metadata LightRAG stores with keyword and answer cache entries."""
+    return {
+        "mode": param.mode,
+        "response_type": param.response_type,
+        "top_k": param.top_k,
+        "chunk_top_k": param.chunk_top_k,
+        "max_entity_tokens": param.max_entity_tokens,
+        "max_relation_tokens": param.max_relation_tokens,
+        "max_total_tokens": param.max_total_tokens,
+    }
 
 
 @dataclass
@@ -241,13 +259,7 @@ class QueryEngine:
             language=self.settings.summary_language,
             identity_json=self._identity_json("keyword"),
             param_meta={
-                "mode": param.mode,
-                "response_type": param.response_type,
-                "top_k": param.top_k,
-                "chunk_top_k": param.chunk_top_k,
-                "max_entity_tokens": param.max_entity_tokens,
-                "max_relation_tokens": param.max_relation_tokens,
-                "max_total_tokens": param.max_total_tokens,
+                **_budget_fields(param),
                 "user_prompt": param.user_prompt or "",
                 "enable_rerank": param.enable_rerank,
             },
@@ -472,14 +484,8 @@ class QueryEngine:
             assert self.cache is not None
             now = int(time.time())
             queryparam: dict[str, Any] = {
-                "answer_cache_version": "query-answer-cache-v2",
-                "mode": param.mode,
-                "response_type": param.response_type,
-                "top_k": param.top_k,
-                "chunk_top_k": param.chunk_top_k,
-                "max_entity_tokens": param.max_entity_tokens,
-                "max_relation_tokens": param.max_relation_tokens,
-                "max_total_tokens": param.max_total_tokens,
+                "answer_cache_version": ANSWER_CACHE_VERSION,
+                **_budget_fields(param),
             }
             if not naive:
                 queryparam["hl_keywords"] = ctx.hl_str
