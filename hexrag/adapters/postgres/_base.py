@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from hexrag.adapters.postgres._errors import translate_errors
@@ -187,6 +188,31 @@ class PgAdapter:
         except NotFound:
             self._ready = False
             raise
+
+    async def _rows_by_id(
+        self, table: str, columns: str, ids: Sequence[str], what: str
+    ) -> dict[str, Any]:
+        """Rows of ``table`` whose ``id`` is in ``ids`` (one statement), keyed by id."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        rows = await self._fetch(
+            f"reading {len(wanted)} {what} from {table}",
+            f"SELECT {columns} FROM {table} WHERE id = ANY($1::text[])",
+            wanted,
+        )
+        return {row["id"]: row for row in rows}
+
+    async def _delete_ids(self, table: str, ids: Sequence[str], what: str) -> None:
+        """Delete the rows of ``table`` whose ``id`` is in ``ids`` (one statement)."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return
+        await self._execute(
+            f"deleting {len(wanted)} {what} from {table}",
+            f"DELETE FROM {table} WHERE id = ANY($1::text[])",
+            wanted,
+        )
 
     async def _execute(self, action: str, sql: str, *args: Any) -> None:
         await self.ensure_tables()

@@ -95,27 +95,13 @@ class PgChunkStore(PgAdapter):
 
     async def get_chunks(self, ids: Sequence[str]) -> list[Chunk | None]:
         """Chunks in request order (duplicates repeated), ``None`` for a missing id."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return []
-        rows = await self._fetch(
-            f"reading {len(wanted)} chunks from {self._table}",
-            f"SELECT {_COLUMNS} FROM {self._table} WHERE id = ANY($1::text[])",
-            wanted,
-        )
-        found = {row["id"]: row_to_chunk(row) for row in rows}
+        rows = await self._rows_by_id(self._table, _COLUMNS, ids, "chunks")
+        found = {rid: row_to_chunk(row) for rid, row in rows.items()}
         return [found.get(i) for i in ids]
 
     async def delete_chunks(self, ids: Sequence[str]) -> None:
         """Remove chunks by id; unknown ids are ignored."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return
-        await self._execute(
-            f"deleting {len(wanted)} chunks from {self._table}",
-            f"DELETE FROM {self._table} WHERE id = ANY($1::text[])",
-            wanted,
-        )
+        await self._delete_ids(self._table, ids, "chunks")
 
     async def count(self) -> int:
         """Number of stored chunks."""

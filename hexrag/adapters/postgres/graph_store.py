@@ -259,14 +259,7 @@ class PgGraphStore(PgAdapter):
 
     async def delete_edges(self, relation_ids: Sequence[str]) -> None:
         """Remove relations by id; unknown ids are ignored."""
-        wanted = list(dict.fromkeys(relation_ids))
-        if not wanted:
-            return
-        await self._execute(
-            f"deleting {len(wanted)} edges from {self._edges}",
-            f"DELETE FROM {self._edges} WHERE id = ANY($1::text[])",
-            wanted,
-        )
+        await self._delete_ids(self._edges, relation_ids, "edges")
 
     # -- reads ----------------------------------------------------------------------------------
 

@@ -262,28 +262,14 @@ class PgVectorIndex(PgAdapter):
 
     async def delete(self, ids: Sequence[str]) -> None:
         """Remove records by id; unknown ids are ignored."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return
-        await self._execute(
-            f"deleting {len(wanted)} records from {self._table}",
-            f"DELETE FROM {self._table} WHERE id = ANY($1::text[])",
-            wanted,
-        )
+        await self._delete_ids(self._table, ids, "records")
 
     # -- reads ---------------------------------------------------------------------------------
 
     async def get(self, ids: Sequence[str]) -> list[VectorRecord | None]:
         """Records (with their float32 vectors) in request order; ``None`` for a missing id."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return []
-        rows = await self._fetch(
-            f"reading {len(wanted)} records from {self._table}",
-            f"SELECT {_COLUMNS} FROM {self._table} WHERE id = ANY($1::text[])",
-            wanted,
-        )
-        found = {row["id"]: row_to_vector_record(row) for row in rows}
+        rows = await self._rows_by_id(self._table, _COLUMNS, ids, "records")
+        found = {rid: row_to_vector_record(row) for rid, row in rows.items()}
         return [found.get(i) for i in ids]
 
     async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
