@@ -12,7 +12,7 @@ from typing import Any
 from hexrag.core import prompts
 from hexrag.core.model import QueryParam
 from hexrag.core.run import ChunkItem, QueryRun
-from hexrag.core.tokenizer import Tokenizer, truncate_list_by_token_size
+from hexrag.core.tokenizer import Tokenizer, count_tokens, truncate_list_by_token_size
 
 __all__ = [
     "EffectiveUserPrompt",
@@ -43,13 +43,6 @@ def resolve_user_prompt(param: QueryParam, prefix: str) -> EffectiveUserPrompt:
     return EffectiveUserPrompt(text=text, slot=("\n\n" + text) if text else "n/a")
 
 
-def _count(tokenizer: Tokenizer, text: str) -> int:
-    counter = getattr(tokenizer, "count_tokens", None)
-    if counter is not None:
-        return int(counter(text))
-    return len(tokenizer.encode(text))
-
-
 def kg_chunk_budget(
     run: QueryRun,
     entities_str: str,
@@ -69,7 +62,10 @@ def kg_chunk_budget(
     sys_text = template.format(context_data="", response_type=response_type, user_prompt=up.text)
     tok = run.tokenizer
     return run.param.max_total_tokens - (
-        _count(tok, sys_text) + _count(tok, kg) + _count(tok, run.query) + BUFFER_TOKENS
+        count_tokens(sys_text, tok)
+        + count_tokens(kg, tok)
+        + count_tokens(run.query, tok)
+        + BUFFER_TOKENS
     )
 
 
@@ -81,7 +77,7 @@ def naive_chunk_budget(run: QueryRun, system_prompt: str | None) -> int:
     sys_text = template.format(response_type=response_type, user_prompt=up.slot, content_data="")
     tok = run.tokenizer
     return run.param.max_total_tokens - (
-        _count(tok, sys_text) + _count(tok, run.query) + BUFFER_TOKENS
+        count_tokens(sys_text, tok) + count_tokens(run.query, tok) + BUFFER_TOKENS
     )
 
 
@@ -170,7 +166,7 @@ def _truncate_chunks(chunks: list[ChunkItem], budget: int, tokenizer: Tokenizer)
     k = truncate_list_by_token_size([approx(c) for c in chunks], "\n", budget, tokenizer)
     while k > 0:
         _, rendered = assign_references(chunks[:k])
-        if _count(tokenizer, render_chunks(rendered)) <= budget:
+        if count_tokens(render_chunks(rendered), tokenizer) <= budget:
             break
         k -= 1
     return chunks[:k]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hexrag.core.run import EntityItem, RelationItem
-from hexrag.core.tokenizer import Tokenizer, truncate_list_by_token_size
+from hexrag.core.tokenizer import Tokenizer, count_tokens, truncate_list_by_token_size
 
 __all__ = ["Truncated", "entity_row", "relation_row", "truncate"]
 
@@ -48,11 +48,6 @@ class Truncated:
     relation_lines: list[str]
 
 
-def _count(tokenizer: Tokenizer, text: str) -> int:
-    counter = getattr(tokenizer, "count_tokens", None)
-    return int(counter(text)) if counter is not None else len(tokenizer.encode(text))
-
-
 def _keep(
     items: list[Any], render: Callable[[Any], str], budget: int, tokenizer: Tokenizer
 ) -> tuple[int, list[str]]:
@@ -73,7 +68,7 @@ def _keep(
     while len(lines) < n:
         stop = min(n, len(lines) + batch)
         lines.extend(render(it) for it in items[len(lines) : stop])
-        if len(lines) < n and _count(tokenizer, "\n".join(lines[:-1])) > budget + 1:
+        if len(lines) < n and count_tokens("\n".join(lines[:-1]), tokenizer) > budget + 1:
             break
         batch *= 2
     k = truncate_list_by_token_size(lines, "\n", budget, tokenizer)
@@ -90,9 +85,7 @@ def truncate(
 ) -> Truncated:
     """Keep the longest whole-item prefixes whose ``"\\n"``-joined lines fit each budget."""
     ke, e_lines = _keep(entities, lambda e: dumps(entity_row(e)), max_entity_tokens, tokenizer)
-    kr, r_lines = _keep(
-        relations, lambda r: dumps(relation_row(r)), max_relation_tokens, tokenizer
-    )
+    kr, r_lines = _keep(relations, lambda r: dumps(relation_row(r)), max_relation_tokens, tokenizer)
     return Truncated(
         entities=entities[:ke],
         relations=relations[:kr],
