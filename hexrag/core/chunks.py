@@ -25,7 +25,7 @@ from hexrag.core.run import ChunkItem, EntityItem, QueryRun, RelationItem
 from hexrag.core.scope import chunk_in_scope
 from hexrag.core.source_ids import split_lightrag
 
-__all__ = ["recover_chunks"]
+__all__ = ["attach_headings", "recover_chunks"]
 
 
 def _count_and_dedup(
@@ -192,16 +192,25 @@ async def recover_chunks(
         ChunkItem(chunk_id=cid, content=rec.content, file_path=_file_path(rec))
         for cid, rec in relation_chunks
     ]
-    merged = round_robin([vec_items, ent_items, rel_items], key=lambda c: c.chunk_id)
+    return round_robin([vec_items, ent_items, rel_items], key=lambda c: c.chunk_id)
 
-    if run.settings.enable_content_headings and merged:
-        records = await run.fetcher.get([c.chunk_id for c in merged])
-        for item, rec in zip(merged, records, strict=True):
-            if rec is None:
-                continue
-            path = truncate_section_context(
-                format_parent_headings(rec.metadata), run.tokenizer, SECTION_CONTEXT_MAX_TOKENS
-            )
-            if path:
-                item.content_headings = path
-    return merged
+
+async def attach_headings(run: QueryRun, chunks: Sequence[ChunkItem]) -> None:
+    """Set each chunk's ``content_headings`` (LightRAG's ``_attach_content_headings``).
+
+    LightRAG formats the heading path of every merged chunk; only the chunks that survive
+    rerank and ``chunk_top_k`` ever show it (rerank reads the content alone), so stage 4
+    calls this after that cut and formats a few dozen paths instead of hundreds. The records
+    come from the query's chunk fetcher (already fetched: no extra round trip).
+    """
+    if not chunks:
+        return
+    records = await run.fetcher.get([c.chunk_id for c in chunks])
+    for item, rec in zip(chunks, records, strict=True):
+        if rec is None:
+            continue
+        path = truncate_section_context(
+            format_parent_headings(rec.metadata), run.tokenizer, SECTION_CONTEXT_MAX_TOKENS
+        )
+        if path:
+            item.content_headings = path

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from hexrag.core import prompts
+from hexrag.core.chunks import attach_headings
 from hexrag.core.model import QueryParam
 from hexrag.core.run import ChunkItem, QueryRun
 from hexrag.core.tokenizer import Tokenizer, count_tokens, truncate_list_by_token_size
@@ -173,7 +174,8 @@ def _truncate_chunks(chunks: list[ChunkItem], budget: int, tokenizer: Tokenizer)
 
 
 async def process_chunks(run: QueryRun, chunks: list[ChunkItem], budget: int) -> FinalChunks:
-    """Rerank (when enabled), min score, ``chunk_top_k``, token truncation, references."""
+    """Rerank (when enabled), min score, ``chunk_top_k``, heading paths, token truncation,
+    references."""
     param = run.param
     rerank_error = None
     if param.enable_rerank and run.query and chunks:
@@ -190,6 +192,8 @@ async def process_chunks(run: QueryRun, chunks: list[ChunkItem], budget: int) ->
                 return FinalChunks([], [], rerank_error)
     if param.chunk_top_k is not None and param.chunk_top_k > 0:
         chunks = chunks[: param.chunk_top_k]
+    if run.settings.enable_content_headings:
+        await attach_headings(run, chunks)
     chunks = _truncate_chunks(chunks, budget, run.tokenizer)
     references, chunks = assign_references(chunks)
     return FinalChunks(chunks, references, rerank_error)

@@ -361,29 +361,15 @@ class QueryEngine:
             ChunkItem(chunk_id=v["chunk_id"], content=v["content"], file_path=v["file_path"])
             for v in found
         ]
-        need_records = run.scope is not None or self.settings.enable_content_headings
-        if need_records:
-            from hexrag.core.headings import (
-                SECTION_CONTEXT_MAX_TOKENS,
-                format_parent_headings,
-                truncate_section_context,
-            )
+        if run.scope is not None:
             from hexrag.core.scope import chunk_in_scope
 
             records = await run.fetcher.get([c.chunk_id for c in items])
             kept: list[ChunkItem] = []
             for item, rec in zip(items, records, strict=True):
-                if run.scope is not None and (rec is None or not chunk_in_scope(run.scope, rec)):
+                if rec is None or not chunk_in_scope(run.scope, rec):
                     run.stats.scope_chunk_guard_removed += 1
                     continue
-                if self.settings.enable_content_headings and rec is not None:
-                    path = truncate_section_context(
-                        format_parent_headings(rec.metadata),
-                        self.tokenizer,
-                        SECTION_CONTEXT_MAX_TOKENS,
-                    )
-                    if path:
-                        item.content_headings = path
                 kept.append(item)
             items = kept
             if not items:
