@@ -111,12 +111,21 @@ def split_lightrag(value: Any) -> list[str]:
 @lru_cache(maxsize=262144)
 def _split_str(value: str) -> tuple[str, ...]:
     # memoised: the same source_id strings are split query after query
-    if not value.startswith(("{", " ", "\t", "\n")) and not _WHITESPACE.search(value):
-        return tuple(p for p in value.split(GRAPH_FIELD_SEP) if p)  # nothing to strip
+    if not value.startswith("{") and not _has_whitespace(value):
+        return tuple(filter(None, value.split(GRAPH_FIELD_SEP)))  # nothing to strip
     return tuple(p.strip() for p in _pieces(value) if p.strip())
 
 
 _WHITESPACE = re.compile(r"\s")
+_ASCII_WHITESPACE = tuple(chr(c) for c in range(128) if chr(c).isspace())
+
+
+def _has_whitespace(value: str) -> bool:
+    """Whether ``value`` holds a character ``str.strip`` removes (ASCII: a few ``in`` scans,
+    several times faster than the regex on the long ``source_id`` strings of popular entities)."""
+    if value.isascii():
+        return any(c in value for c in _ASCII_WHITESPACE)
+    return _WHITESPACE.search(value) is not None
 
 
 def join_source_ids(ids: Iterable[str]) -> str:

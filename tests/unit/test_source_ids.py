@@ -53,3 +53,17 @@ def test_forms_agree(values: list[str]) -> None:
     assert parse_source_ids("<SEP>".join(values)) == expected
     assert parse_source_ids("{" + ",".join(values) + "}") == expected
     assert parse_source_ids(values) == expected
+
+
+_PIECE = st.text(
+    alphabet=st.sampled_from(["a", "-", "1", " ", "\t", "\n", "\x0b", "\x1c", "\x1f", "é", "\xa0"]),
+    max_size=6,
+)
+
+
+@given(st.lists(_PIECE, max_size=6))
+def test_split_lightrag_equals_lightrag_split_on_sep(pieces: list[str]) -> None:
+    """The whitespace fast path agrees with ``split_string_by_multi_markers(v, ["<SEP>"])``."""
+    value = "<SEP>".join(pieces)
+    expected = [p.strip() for p in value.split("<SEP>") if p.strip()]
+    assert split_lightrag(value) == expected
