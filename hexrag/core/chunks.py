@@ -11,8 +11,6 @@ from collections.abc import Sequence
 from itertools import chain
 from typing import Any
 
-import numpy as np
-
 from hexrag.core.headings import (
     SECTION_CONTEXT_MAX_TOKENS,
     format_parent_headings,
@@ -20,7 +18,7 @@ from hexrag.core.headings import (
 )
 from hexrag.core.merge import round_robin
 from hexrag.core.model import Chunk
-from hexrag.core.pick import vector_similarity_pick, weighted_polling
+from hexrag.core.pick import score_ids, vector_similarity_pick, weighted_polling
 from hexrag.core.run import ChunkItem, EntityItem, QueryRun, RelationItem
 from hexrag.core.scope import chunk_in_scope
 from hexrag.core.source_ids import split_lightrag
@@ -51,19 +49,20 @@ def _sort_by_count(lists: list[list[str]], counts: dict[str, int]) -> list[list[
 
 
 class _Picker:
-    """Chunk selection with one vector fetch shared by the entity and relation passes."""
+    """Chunk selection with one scoring call shared by the entity and relation passes."""
 
     def __init__(self, run: QueryRun) -> None:
         self.run = run
-        self.vectors: dict[str, np.ndarray] = {}
-        self._fetched: set[str] = set()
+        self.scores: dict[str, float] = {}
 
-    async def prefetch_vectors(self, ids: Sequence[str]) -> None:
-        wanted = [i for i in dict.fromkeys(ids) if i not in self._fetched]
-        if not wanted:
+    async def prefetch_scores(self, ids: Sequence[str]) -> None:
+        """Score every id not scored yet against the query vector, in one call."""
+        qv = self.run.query_vector
+        wanted = [i for i in dict.fromkeys(ids) if i not in self.scores]
+        if not wanted or qv is None:
             return
-        self.vectors.update(await self.run.stores.chunks.get_vectors(wanted))
-        self._fetched.update(wanted)
+        scored = await score_ids(self.run.stores.chunks, wanted, qv)
+        self.scores.update(zip(wanted, scored.tolist(), strict=True))
 
     async def pick(self, sorted_lists: list[list[str]]) -> list[str]:
         run = self.run
@@ -71,8 +70,8 @@ class _Picker:
         max_related = run.settings.related_chunk_number
         if method == "VECTOR" and run.query and run.query_vector is not None:
             num = int(max_related * len(sorted_lists) / 2)
-            await self.prefetch_vectors([c for ids in sorted_lists for c in ids])
-            selected = vector_similarity_pick(sorted_lists, run.query_vector, self.vectors, num)
+            await self.prefetch_scores([c for ids in sorted_lists for c in ids])
+            selected = vector_similarity_pick(sorted_lists, self.scores, num)
             if selected:
                 return selected
             run.stats.chunk_pick_fallbacks += 1
@@ -140,13 +139,12 @@ async def recover_chunks(
     if run.scope is not None:
         # one chunk-store call for every candidate the guard must see (vector chunks included)
         await run.fetcher.prefetch(
-            [c for ids in ent_lists + rel_raw for c in ids]
-            + [v["chunk_id"] for v in vector_chunks]
+            [c for ids in ent_lists + rel_raw for c in ids] + [v["chunk_id"] for v in vector_chunks]
         )
         ent_lists = await _in_scope_lists(run, ent_lists)
         rel_raw = await _in_scope_lists(run, rel_raw)
     if run.settings.kg_chunk_pick_method == "VECTOR" and run.query_vector is not None:
-        await picker.prefetch_vectors([c for ids in ent_lists + rel_raw for c in ids])
+        await picker.prefetch_scores([c for ids in ent_lists + rel_raw for c in ids])
 
     later: list[str] = []
     if vector_chunks and (run.scope is not None or run.settings.enable_content_headings):

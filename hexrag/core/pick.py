@@ -6,7 +6,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["vector_similarity_pick", "weighted_polling"]
+from hexrag.ports import VectorIndex
+
+__all__ = ["cosine_scores", "score_ids", "vector_similarity_pick", "weighted_polling"]
 
 
 def weighted_polling(
@@ -44,32 +46,65 @@ def weighted_polling(
     return selected
 
 
+def cosine_scores(matrix: np.ndarray, vector: np.ndarray | Sequence[float]) -> np.ndarray:
+    """LightRAG's ``cosine_similarity`` of each row of ``matrix`` with ``vector``, in float64.
+
+    ``dot / (|row| * |vector|)``; a zero or non-finite norm, or a non-finite result, scores
+    0.0. LightRAG scores with Python floats (float64), so the rows are converted first.
+    """
+    m = np.asarray(matrix, dtype=np.float64)
+    q = np.asarray(vector, dtype=np.float64)
+    if m.ndim != 2 or m.shape[0] == 0:
+        return np.zeros(0 if m.ndim != 2 else m.shape[0], dtype=np.float64)
+    with np.errstate(all="ignore"):
+        denom = np.linalg.norm(m, axis=1) * np.linalg.norm(q)
+        scores = (m @ q) / denom
+    return np.where(np.isfinite(scores) & (denom != 0), scores, 0.0)
+
+
+async def score_ids(index: VectorIndex, ids: Sequence[str], vector: np.ndarray) -> np.ndarray:
+    """Cosines of ``ids``' stored vectors with ``vector`` (NaN for a missing id), one call.
+
+    Uses the index's :class:`~hexrag.ports.ScoresIds` capability when it has one, else one
+    :meth:`~hexrag.ports.VectorIndex.get_vectors` call scored here: the same numbers.
+    """
+    scorer = getattr(index, "score_ids", None)
+    if scorer is not None:
+        result: np.ndarray = await scorer(ids, vector)
+        return result
+    out = np.full(len(ids), np.nan, dtype=np.float64)
+    if not ids:
+        return out
+    vectors = await index.get_vectors(ids)
+    pos = [i for i, cid in enumerate(ids) if cid in vectors]
+    if pos:
+        out[pos] = cosine_scores(np.stack([vectors[ids[i]] for i in pos]), vector)
+    return out
+
+
 def vector_similarity_pick(
     sorted_chunk_lists: Sequence[Sequence[str]],
-    query_vector: np.ndarray | None,
-    vectors: Mapping[str, np.ndarray],
+    scores: Mapping[str, float],
     num_of_chunks: int,
 ) -> list[str]:
     """LightRAG's ``pick_by_vector_similarity``: candidates ranked by cosine with the query.
 
-    Candidates are the union of all lists, in first-appearance order (LightRAG iterates a
-    Python ``set`` here, so its tie order is not reproducible; ours is). Returns ``[]`` when
-    there is nothing to rank or when **any** candidate lacks a vector (the caller then falls
-    back to WEIGHT, as LightRAG does). Zero or non-finite norms score 0.
+    ``scores`` maps a chunk id to its cosine with the query (:func:`score_ids`); an id that is
+    absent or ``NaN`` has no vector. Candidates are the union of all lists, in
+    first-appearance order (LightRAG iterates a Python ``set`` here, so its tie order is not
+    reproducible; ours is). Returns ``[]`` when there is nothing to rank or when **any**
+    candidate lacks a vector (the caller then falls back to WEIGHT, as LightRAG does).
     """
-    if not sorted_chunk_lists or num_of_chunks <= 0 or query_vector is None:
+    if not sorted_chunk_lists or num_of_chunks <= 0:
         return []
     candidates = list(dict.fromkeys(c for chunks in sorted_chunk_lists for c in chunks))
-    if not candidates or not vectors:
+    if not candidates or not scores:
         return []
-    if any(c not in vectors for c in candidates):
+    nan = float("nan")
+    values = np.fromiter(
+        (scores.get(c, nan) for c in candidates), dtype=np.float64, count=len(candidates)
+    )
+    if np.isnan(values).any():
         return []
-    # LightRAG scores with Python floats (float64): convert once, after stacking
-    matrix = np.stack([vectors[c] for c in candidates]).astype(np.float64)
-    q = np.asarray(query_vector, dtype=np.float64)
-    with np.errstate(all="ignore"):
-        denom = np.linalg.norm(matrix, axis=1) * np.linalg.norm(q)
-        scores = (matrix @ q) / denom
-    scores = np.where(np.isfinite(scores) & (denom != 0), scores, 0.0)
-    order = np.argsort(-scores, kind="stable")
-    return [candidates[i] for i in order[:num_of_chunks]]
+    order = np.argsort(-values, kind="stable")
+    return [candidates[i] for i in order[:num_of_chunks].tolist()]

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from hexrag.core.model import Chunk, Entity, QueryScope, Relation, VectorHit, VectorRecord
+from hexrag.core.pick import score_ids
 from hexrag.ports import Cache, ChunkStore, GraphStore, VectorIndex
 
 __all__ = [
@@ -214,6 +215,10 @@ class TrackedVectorIndex(_Tracked):
     async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Unchanged read."""
         return await self._inner.get_vectors(ids)
+
+    async def score_ids(self, ids: Sequence[str], vector: np.ndarray) -> np.ndarray:
+        """Unchanged read (the inner index's own scoring when it has one)."""
+        return await score_ids(self._inner, ids, vector)
 
     async def count(self) -> int:
         """Unchanged read."""

@@ -6,6 +6,15 @@ from hexrag.ports.embedder import Embedder
 from hexrag.ports.graph_store import GraphStore
 from hexrag.ports.llm import LLM
 from hexrag.ports.reranker import Reranker
-from hexrag.ports.vector_index import VectorIndex
+from hexrag.ports.vector_index import ScoresIds, VectorIndex
 
-__all__ = ["LLM", "Cache", "ChunkStore", "Embedder", "GraphStore", "Reranker", "VectorIndex"]
+__all__ = [
+    "LLM",
+    "Cache",
+    "ChunkStore",
+    "Embedder",
+    "GraphStore",
+    "Reranker",
+    "ScoresIds",
+    "VectorIndex",
+]

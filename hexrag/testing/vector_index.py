@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -14,13 +14,24 @@ from hypothesis import strategies as st
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import QueryScope, VectorRecord
 from hexrag.core.oracle import VectorOracle, cosine, record_scope_values
+from hexrag.core.pick import score_ids
 from hexrag.core.scope import prefilter_match
-from hexrag.ports import VectorIndex
+from hexrag.ports import ScoresIds, VectorIndex
 from hexrag.testing import corpus
 from hexrag.testing._helpers import assert_same_record, check_hits, resolve
 
 VectorIndexFactory = Callable[[str, int, float], "VectorIndex | Awaitable[VectorIndex]"]
 """``(namespace, dim, cosine_threshold) -> VectorIndex`` (or an awaitable of one)."""
+
+
+class _NoScoring:
+    """``index`` without its ``score_ids``: the core then scores :meth:`get_vectors` itself."""
+
+    def __init__(self, index: VectorIndex) -> None:
+        self._index = index
+
+    async def get_vectors(self, ids: Any) -> dict[str, np.ndarray]:
+        return await self._index.get_vectors(ids)
 
 
 def _basis(dim: int, *weights: tuple[int, float]) -> np.ndarray:
@@ -231,7 +242,12 @@ class VectorIndexContract:
                 for top_k in (1, 5, 100):
                     hits = await index.query(q, top_k, scope=scope)
                     check_hits(
-                        hits, oracle, q, top_k, scope=scope, tol=self.score_tolerance,
+                        hits,
+                        oracle,
+                        q,
+                        top_k,
+                        scope=scope,
+                        tol=self.score_tolerance,
                         context=f"query {qi}, scope {scope!r}, top_k {top_k}",
                     )
 
@@ -363,11 +379,7 @@ class VectorIndexContract:
         product; scope values are literals, never patterns."""
         index, _, records = await self._loaded(vector_index_factory, cosine_threshold=-1.0)
         all_ids = {r.id for r in records}
-        unknown = {
-            r.id
-            for r in records
-            if not record_scope_values(r)["product_id"]
-        }
+        unknown = {r.id for r in records if not record_scope_values(r)["product_id"]}
         assert unknown, "corpus lacks records without a product"
         hits = await index.query(
             corpus.query_vectors(self.dim)[0], len(records), scope=QueryScope(product_id="p1")
@@ -386,7 +398,8 @@ class VectorIndexContract:
         ]
         multi = next(r.id for r in records if r.file_path == corpus.MULTI_PRODUCT_FILE_PATH)
         contradicted = next(
-            r.id for r in records
+            r.id
+            for r in records
             if r.metadata.get("product_id") == "p2" and r.file_path == corpus.P1_FILE_PATH
         )
         for scope in probes:
@@ -465,6 +478,26 @@ class VectorIndexContract:
             norm, raw = float(np.linalg.norm(v)), float(np.linalg.norm(r.vector))  # type: ignore[arg-type]
             assert norm == pytest.approx(raw, rel=1e-2) or norm == pytest.approx(1.0, rel=1e-2)
         assert await index.get_vectors([]) == {}
+
+    async def test_score_ids_equals_scoring_the_fetched_vectors(
+        self, vector_index_factory: VectorIndexFactory
+    ) -> None:
+        """The optional :class:`~hexrag.ports.ScoresIds` capability, when offered: aligned with
+        the request, NaN for a missing id, and the numbers the core computes from
+        :meth:`get_vectors` (what it falls back to without the capability)."""
+        index, _, records = await self._loaded(vector_index_factory)
+        q = corpus.query_vectors(self.dim)[0]
+        wanted = [records[2].id, "missing", records[0].id, records[2].id, records[7].id]
+        expected = await score_ids(cast(VectorIndex, _NoScoring(index)), wanted, q)
+        assert np.isnan(expected[1]) and not np.isnan(np.delete(expected, 1)).any()
+        if not isinstance(index, ScoresIds):
+            return  # the core's fallback (checked just above) is what queries use
+        got = await index.score_ids(wanted, q)
+        assert isinstance(got, np.ndarray) and got.dtype == np.float64
+        assert got.shape == (len(wanted),)
+        assert np.isnan(got[1])
+        np.testing.assert_allclose(np.delete(got, 1), np.delete(expected, 1), rtol=1e-9)
+        assert (await index.score_ids([], q)).shape == (0,)
 
     async def test_delete(self, vector_index_factory: VectorIndexFactory) -> None:
         """Remove records by id; unknown ids are ignored; count follows."""

@@ -15,6 +15,7 @@ from hexrag.adapters.memory import (
     MemoryGraphStore,
     MemoryVectorIndex,
 )
+from hexrag.adapters.workdir.row_vectors import NanoRowVectorIndex
 from hexrag.testing import (
     CacheContract,
     ChunkStoreContract,
@@ -33,6 +34,17 @@ class TestMemoryVectorIndex(VectorIndexContract):
     def vector_index_factory(self) -> VectorIndexFactory:
         def make(namespace: str, dim: int, cosine_threshold: float) -> MemoryVectorIndex:
             return MemoryVectorIndex(namespace, dim, cosine_threshold=cosine_threshold)
+
+        return make
+
+
+class TestNanoRowVectorIndex(VectorIndexContract):
+    """The workdir stack's chunks index (float16 row vectors beside the normalised matrix)."""
+
+    @pytest.fixture
+    def vector_index_factory(self) -> VectorIndexFactory:
+        def make(namespace: str, dim: int, cosine_threshold: float) -> NanoRowVectorIndex:
+            return NanoRowVectorIndex(namespace, dim, cosine_threshold=cosine_threshold)
 
         return make
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hexrag.core.pick import vector_similarity_pick, weighted_polling
+from hexrag.core.pick import cosine_scores, vector_similarity_pick, weighted_polling
 
 
 def _lists(sizes: list[int]) -> list[list[str]]:
@@ -47,18 +48,38 @@ def test_polling_never_duplicates_and_respects_lists(sizes: list[int], max_relat
     assert set(picked) <= allowed
 
 
+def _scores(vectors: dict[str, np.ndarray], q: np.ndarray) -> dict[str, float]:
+    ids = list(vectors)
+    scores = cosine_scores(np.stack([vectors[i] for i in ids]), q).tolist()
+    return dict(zip(ids, scores, strict=True))
+
+
 def test_vector_pick_orders_by_cosine_and_caps() -> None:
     q = np.array([1.0, 0.0])
     vectors = {"a": np.array([0.0, 1.0]), "b": np.array([1.0, 0.1]), "c": np.array([1.0, 1.0])}
-    assert vector_similarity_pick([["a", "b"], ["c"]], q, vectors, 2) == ["b", "c"]
+    assert vector_similarity_pick([["a", "b"], ["c"]], _scores(vectors, q), 2) == ["b", "c"]
 
 
 def test_vector_pick_gives_up_when_any_vector_is_missing() -> None:
     q = np.array([1.0, 0.0])
-    assert vector_similarity_pick([["a", "zz"]], q, {"a": np.array([1.0, 0.0])}, 5) == []
+    scores = _scores({"a": np.array([1.0, 0.0])}, q)
+    assert vector_similarity_pick([["a", "zz"]], scores, 5) == []
+    assert vector_similarity_pick([["a", "zz"]], {**scores, "zz": float("nan")}, 5) == []
 
 
 def test_vector_pick_zero_norm_scores_zero() -> None:
     q = np.array([1.0, 0.0])
     vectors = {"z": np.zeros(2), "n": np.array([-1.0, 0.0])}
-    assert vector_similarity_pick([["n", "z"]], q, vectors, 2) == ["z", "n"]
+    assert vector_similarity_pick([["n", "z"]], _scores(vectors, q), 2) == ["z", "n"]
+
+
+def test_cosine_scores_is_lightrags_formula() -> None:
+    rng = np.random.default_rng(3)
+    m = rng.normal(size=(7, 5)).astype(np.float16)
+    q = rng.normal(size=5).astype(np.float32)
+    got = cosine_scores(m, q)
+    for row, score in zip(m, got, strict=True):
+        a, b = row.astype(np.float64), q.astype(np.float64)
+        expected = np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))
+        assert score == pytest.approx(expected, rel=1e-12)
+    assert cosine_scores(np.array([[np.inf, 0.0]]), q[:2]).tolist() == [0.0]

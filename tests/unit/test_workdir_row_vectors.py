@@ -13,6 +13,7 @@ from hexrag.adapters.workdir import load_workdir, save_workdir
 from hexrag.adapters.workdir.nanovdb import read_nano_vdb, write_nano_vdb
 from hexrag.adapters.workdir.row_vectors import NanoRowVectorIndex
 from hexrag.core.model import VectorRecord
+from hexrag.core.pick import cosine_scores
 
 DIM = 8
 
@@ -49,6 +50,34 @@ def test_get_vectors_returns_the_float16_rows_not_the_normalised_matrix(tmp_path
     np.testing.assert_array_equal(got["c3"], raw[3].astype(np.float16).astype(np.float32))
     # not normalised: these are LightRAG's raw float16 values
     assert abs(float(np.linalg.norm(got["c3"])) - 1.0) > 0.5
+
+
+async def test_score_ids_scores_the_float16_rows_fresh_rows_and_the_matrix(
+    tmp_path: Path,
+) -> None:
+    """Attached rows, rows upserted later and ids without a row vector, in one call."""
+    raw = _raw(5)
+    _write_chunks_file(tmp_path / "vdb_chunks.json", raw)
+    index = load_workdir(tmp_path).chunks
+    assert isinstance(index, NanoRowVectorIndex)
+    fresh = _raw(1, seed=5)[0]
+    await index.upsert([VectorRecord(id="new", vector=fresh, content="n")])
+    index._f16_row.pop("c4")  # as a row written by an old LightRAG (no row vector)
+    q = _raw(1, seed=7)[0]
+    got = await index.score_ids(["c3", "missing", "new", "c4", "c0"], q)
+    rows = {
+        "c3": raw[3].astype(np.float16),
+        "new": fresh.astype(np.float16),
+        "c4": (await index.get_vectors(["c4"]))["c4"],  # the normalised matrix row
+        "c0": raw[0].astype(np.float16),
+    }
+    expected = [
+        cosine_scores(rows[i][None, :], q)[0] if i in rows else np.nan
+        for i in ["c3", "missing", "new", "c4", "c0"]
+    ]
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    # the float16 rows, not the normalised matrix: the difference is visible at this precision
+    assert abs(got[0] - cosine_scores((raw[3] / np.linalg.norm(raw[3]))[None, :], q)[0]) > 1e-9
 
 
 async def test_upsert_and_delete_keep_row_vectors_in_step() -> None:

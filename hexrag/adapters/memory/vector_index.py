@@ -10,12 +10,18 @@ import numpy as np
 
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import QueryScope, VectorHit, VectorRecord
+from hexrag.core.pick import cosine_scores
 from hexrag.core.scope import scope_values
 
 _SCOPE_FIELDS = ("product_id", "category_id", "doc_ids")
 # metadata keys that scope_values reads; used to memoise it while building the scope index
 _SCOPE_KEYS = (
-    "product_id", "product_ids", "category_id", "category_ids", "category", "doc_ids",
+    "product_id",
+    "product_ids",
+    "category_id",
+    "category_ids",
+    "category",
+    "doc_ids",
     "full_doc_id",
 )
 
@@ -368,6 +374,20 @@ class MemoryVectorIndex:
             return {}
         block = self._matrix[np.fromiter(found.values(), dtype=np.intp, count=len(found))]
         return dict(zip(found, block, strict=True))  # rows of one fresh copy
+
+    async def score_ids(self, ids: Sequence[str], vector: np.ndarray) -> np.ndarray:
+        """Cosines of the stored rows of ``ids`` with ``vector`` (float64; NaN when missing):
+        one gather and one product, no per-id vector copies (:class:`~hexrag.ports.ScoresIds`)."""
+        n = len(ids)
+        out = np.full(n, np.nan, dtype=np.float64)
+        if n == 0:
+            return out
+        get = self._row.get
+        rows = np.fromiter((get(rid, -1) for rid in ids), dtype=np.intp, count=n)
+        hit = rows >= 0
+        if hit.any():
+            out[hit] = cosine_scores(self._matrix[rows[hit]], vector)
+        return out
 
     async def count(self) -> int:
         """Number of stored records."""

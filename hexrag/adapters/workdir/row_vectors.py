@@ -18,6 +18,7 @@ import numpy as np
 
 from hexrag.adapters.memory import MemoryVectorIndex
 from hexrag.core.model import VectorRecord
+from hexrag.core.pick import cosine_scores
 
 __all__ = ["NanoRowVectorIndex"]
 
@@ -84,4 +85,30 @@ class NanoRowVectorIndex(MemoryVectorIndex):
             out.update(zip(rows, block.astype(np.float32), strict=True))
         if rest:
             out.update(await super().get_vectors(rest))
+        return out
+
+    async def score_ids(self, ids: Sequence[str], vector: np.ndarray) -> np.ndarray:
+        """Cosines of the float16 row vectors of ``ids`` with ``vector``, scored in place.
+
+        The same numbers as :meth:`get_vectors` + :func:`~hexrag.core.pick.cosine_scores`
+        (float16 widens exactly to float64), without a float32 copy per id: one gather of the
+        rows and one product. Ids without a row vector are scored by the normalised matrix.
+        """
+        n = len(ids)
+        get = self._f16_row.get
+        rows = np.fromiter((get(rid, -1) for rid in ids), dtype=np.intp, count=n)
+        hit = rows >= 0
+        out = np.full(n, np.nan, dtype=np.float64)
+        if hit.any():
+            out[hit] = cosine_scores(self._f16[rows[hit]], vector)
+        if hit.all():
+            return out
+        rest = np.flatnonzero(~hit).tolist()
+        fresh = [i for i in rest if ids[i] in self._f16_new]
+        if fresh:
+            block = np.stack([self._f16_new[ids[i]] for i in fresh])
+            out[fresh] = cosine_scores(block, vector)
+        other = [i for i in rest if ids[i] not in self._f16_new]
+        if other:
+            out[other] = await super().score_ids([ids[i] for i in other], vector)
         return out
