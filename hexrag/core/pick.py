@@ -8,7 +8,7 @@ import numpy as np
 
 from hexrag.ports import VectorIndex
 
-__all__ = ["cosine_scores", "score_ids", "vector_similarity_pick", "weighted_polling"]
+__all__ = ["cosine_scores", "row_norms", "score_ids", "vector_similarity_pick", "weighted_polling"]
 
 
 def weighted_polling(
@@ -46,18 +46,30 @@ def weighted_polling(
     return selected
 
 
-def cosine_scores(matrix: np.ndarray, vector: np.ndarray | Sequence[float]) -> np.ndarray:
+def row_norms(matrix: np.ndarray) -> np.ndarray:
+    """The float64 Euclidean norm of each row (what :func:`cosine_scores` divides by)."""
+    m = np.asarray(matrix, dtype=np.float64)
+    return np.sqrt(np.einsum("ij,ij->i", m, m))
+
+
+def cosine_scores(
+    matrix: np.ndarray, vector: np.ndarray | Sequence[float], norms: np.ndarray | None = None
+) -> np.ndarray:
     """LightRAG's ``cosine_similarity`` of each row of ``matrix`` with ``vector``, in float64.
 
     ``dot / (|row| * |vector|)``; a zero or non-finite norm, or a non-finite result, scores
     0.0. LightRAG scores with Python floats (float64), so the rows are converted first.
+    ``norms``: the rows' :func:`row_norms`, when the caller keeps them (an index computes them
+    once at load instead of per query).
     """
     m = np.asarray(matrix, dtype=np.float64)
     q = np.asarray(vector, dtype=np.float64)
     if m.ndim != 2 or m.shape[0] == 0:
         return np.zeros(0 if m.ndim != 2 else m.shape[0], dtype=np.float64)
+    if norms is None:
+        norms = row_norms(m)
     with np.errstate(all="ignore"):
-        denom = np.linalg.norm(m, axis=1) * np.linalg.norm(q)
+        denom = norms * np.sqrt(np.dot(q, q))
         scores = (m @ q) / denom
     return np.where(np.isfinite(scores) & (denom != 0), scores, 0.0)
 

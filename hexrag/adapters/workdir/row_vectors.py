@@ -18,7 +18,7 @@ import numpy as np
 
 from hexrag.adapters.memory import MemoryVectorIndex
 from hexrag.core.model import VectorRecord
-from hexrag.core.pick import cosine_scores
+from hexrag.core.pick import cosine_scores, row_norms
 
 __all__ = ["NanoRowVectorIndex"]
 
@@ -31,6 +31,7 @@ class NanoRowVectorIndex(MemoryVectorIndex):
         self._f16 = np.zeros((0, self.dim), dtype=np.float16)
         self._f16_row: dict[str, int] = {}
         self._f16_new: dict[str, np.ndarray] = {}
+        self._f16_norms = np.zeros(0, dtype=np.float64)
 
     def attach_row_vectors(self, ids: Sequence[str], f16: np.ndarray, present: np.ndarray) -> None:
         """Adopt ``f16`` (``(len(ids), dim)`` float16); row ``i`` is ``ids[i]``'s vector when
@@ -38,6 +39,11 @@ class NanoRowVectorIndex(MemoryVectorIndex):
         self._f16 = f16
         self._f16_row = {rid: i for i, rid in enumerate(ids) if present[i]}
         self._f16_new = {}
+        # the float64 norm of every row, once: VECTOR picking then only takes dot products
+        norms = np.empty(len(f16), dtype=np.float64)
+        for start in range(0, len(f16), 4096):  # blocks: no float64 copy of the whole matrix
+            norms[start : start + 4096] = row_norms(f16[start : start + 4096])
+        self._f16_norms = norms
 
     def row_vector(self, rid: str) -> np.ndarray | None:
         """The float16 row vector of ``rid`` as LightRAG stores it, ``None`` when there is none."""
@@ -100,7 +106,8 @@ class NanoRowVectorIndex(MemoryVectorIndex):
         hit = rows >= 0
         out = np.full(n, np.nan, dtype=np.float64)
         if hit.any():
-            out[hit] = cosine_scores(self._f16[rows[hit]], vector)
+            found = rows[hit]
+            out[hit] = cosine_scores(self._f16[found], vector, self._f16_norms[found])
         if hit.all():
             return out
         rest = np.flatnonzero(~hit).tolist()
