@@ -323,6 +323,19 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _RESTART = re.compile(r"\n(?=[!-.0-~])")
 _CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
 
+# Head-swap lemma (o200k_base). The final context's chunk lines are
+# ``{"reference_id": "<digits>", "content": ...`` and stage A of the chunk truncation counts
+# ``{"content": ...`` for the same chunks. In both, the pre-tokeniser ends a piece right
+# before the first letter of the key: ``{"`` and `` "`` are whole punctuation pieces (the
+# punctuation alternative stops at a letter, and a word piece can only take one leading
+# non-letter, which the punctuation piece has already consumed), and the pattern has no
+# look-behind, so the pieces from that letter on do not depend on what precedes it. Hence
+# ``count(head + rest) = count(head) + count('{"' + rest) - count('{"')``: a chunk line's
+# count comes from its stage-A count without encoding the chunk again. Checked against plain
+# encoding by a property test (tests/unit/test_tokenizer.py).
+_REF_HEAD = re.compile(r'\{"reference_id": "[0-9]*", "(?=[A-Za-z])')
+_OBJ_HEAD = '{"'
+
 
 class _SegmentCounts:
     """Token counts of restart-delimited segments, shared across queries.
@@ -340,7 +353,16 @@ class _SegmentCounts:
     def count(self, tokenizer: TiktokenTokenizer, segment: str) -> int:
         n = self._counts.get(segment)
         if n is None:
-            n = len(tokenizer.encode(segment))
+            m = _REF_HEAD.match(segment) if tokenizer._restartable else None
+            if m is not None:
+                # head-swap lemma (below): counted from the stage-A line, usually known already
+                n = (
+                    self.count(tokenizer, m.group())
+                    + self.count(tokenizer, _OBJ_HEAD + segment[m.end() :])
+                    - self.count(tokenizer, _OBJ_HEAD)
+                )
+            else:
+                n = len(tokenizer.encode(segment))
             with self._lock:
                 if len(self._counts) >= self._max:
                     for key in list(self._counts)[: self._max // 2]:

@@ -156,15 +156,58 @@ def ref_truncate_list(rendered: Sequence[str], sep: str, max_tokens: int) -> int
 # --------------------------------------------------------------------------------------
 
 _PIECES = [
-    "a", "b", "Z", "the", " ", "  ", "\n", "\n\n", "\r\n", "\t", "/", "//", "{", "}", '"', ":",
-    ",", ".", "'s", "'", "1", "23", "4567", "中", "文字", "한국어", "日本語", "😀", "👩‍👩‍👧", "é",
-    "e\u0301", "\u00a0", "\u3000", "<|endoftext|>", "<|endofprompt|>", "-", "_", "\\", "$",
-    "ß", "Ω", "🇫🇷", "\u200b", "Hello", "World", "README.md", "x/y",
+    "a",
+    "b",
+    "Z",
+    "the",
+    " ",
+    "  ",
+    "\n",
+    "\n\n",
+    "\r\n",
+    "\t",
+    "/",
+    "//",
+    "{",
+    "}",
+    '"',
+    ":",
+    ",",
+    ".",
+    "'s",
+    "'",
+    "1",
+    "23",
+    "4567",
+    "中",
+    "文字",
+    "한국어",
+    "日本語",
+    "😀",
+    "👩‍👩‍👧",
+    "é",
+    "e\u0301",
+    "\u00a0",
+    "\u3000",
+    "<|endoftext|>",
+    "<|endofprompt|>",
+    "-",
+    "_",
+    "\\",
+    "$",
+    "ß",
+    "Ω",
+    "🇫🇷",
+    "\u200b",
+    "Hello",
+    "World",
+    "README.md",
+    "x/y",
 ]
 
-fragments = st.lists(
-    st.one_of(st.sampled_from(_PIECES), st.text(max_size=4)), max_size=25
-).map("".join)
+fragments = st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=4)), max_size=25).map(
+    "".join
+)
 
 
 def _json_line(text: str, other: str) -> str:
@@ -305,9 +348,7 @@ def test_restart_lemma(text: str) -> None:
     starts = [0, *(m.end() for m in tk._RESTART.finditer(text))]
     if not text:
         return
-    segs = [
-        ref_encode(text[a:b]) for a, b in zip(starts, [*starts[1:], len(text)], strict=True)
-    ]
+    segs = [ref_encode(text[a:b]) for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
     assert ref_encode(text) == [t for seg in segs for t in seg]
     for p in starts[1:]:
         for e in range(p + 1, min(len(text), p + 6) + 1):
@@ -316,9 +357,7 @@ def test_restart_lemma(text: str) -> None:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rendered=st.lists(items, min_size=1, max_size=8), sep=separators, data=st.data())
-def test_truncate_list_equals_lightrag(
-    rendered: list[str], sep: str, data: st.DataObject
-) -> None:
+def test_truncate_list_equals_lightrag(rendered: list[str], sep: str, data: st.DataObject) -> None:
     total = len(ref_encode(sep.join(rendered)))
     budget = data.draw(
         st.one_of(
@@ -396,12 +435,15 @@ socket.getaddrinfo = _refuse
 def test_loads_offline_with_an_empty_tiktoken_cache(tmp_path: Path) -> None:
     """A fresh process with an empty TIKTOKEN_CACHE_DIR and no network still loads o200k."""
     env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path)}
-    code = _NO_NETWORK_PRELUDE + """
+    code = (
+        _NO_NETWORK_PRELUDE
+        + """
 from hexrag.core.tokenizer import TiktokenTokenizer
 tok = TiktokenTokenizer()
 assert tok.encode("hello world") == [24912, 2375], tok.encode("hello world")
 print("ok")
 """
+    )
     proc = _run_isolated(code, env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
@@ -432,3 +474,30 @@ def test_uses_a_valid_tiktoken_cache_and_ignores_a_corrupt_one(
     monkeypatch.setattr(tk.importlib.resources, "files", spy)
     assert tk._read_bpe_bytes("o200k_base", spec) == official
     assert marker == []  # served from the cache file
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    content=fragments,
+    heading=st.one_of(st.none(), fragments),
+    ref=st.sampled_from(["", "1", "7", "12", "305"]),
+    key=st.sampled_from(["content", "Content", "x", "content_headings"]),
+    newline=st.booleans(),
+)
+def test_head_swap_lemma(
+    content: str, heading: str | None, ref: str, key: str, newline: bool
+) -> None:
+    """A final chunk line counts as its stage-A line with the head swapped (exactly)."""
+    payload: dict[str, str] = {key: content}
+    if heading is not None:
+        payload["content_headings"] = heading
+    approx = json.dumps(payload, ensure_ascii=False) + ("\n" if newline else "")
+    line = json.dumps({"reference_id": ref, **payload}, ensure_ascii=False)
+    line += "\n" if newline else ""
+    assert tk._REF_HEAD.match(line)
+    tok = tk.default_tokenizer()
+    tk.clear_token_caches()
+    tok.count_tokens(approx)  # stage A first, as in a query
+    assert tok.count_tokens(line) == len(ref_encode(line))
+    tk.clear_token_caches()
+    assert tok.count_tokens(line) == len(ref_encode(line))  # stage-A line not known yet
