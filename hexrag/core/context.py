@@ -7,6 +7,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from json.encoder import encode_basestring as _enc
 from typing import Any
 
 from hexrag.core import prompts
@@ -101,15 +102,29 @@ def assign_references(chunks: Sequence[ChunkItem]) -> tuple[list[dict[str, str]]
     return [{"reference_id": ref_of[p], "file_path": p} for p in ordered], updated
 
 
+def _chunk_line(c: ChunkItem, with_reference: bool) -> str:
+    """``json.dumps({["reference_id",] "content"[, "content_headings"]}, ensure_ascii=False)``.
+
+    String values are escaped and joined by hand (the same text ``json.dumps`` produces,
+    without a dict and an encoder per line); anything else goes through ``json.dumps``.
+    """
+    ref, content, headings = c.reference_id, c.content, c.content_headings
+    if type(ref) is str and type(content) is str and type(headings) is str:
+        out = f'{{"reference_id": {_enc(ref)}, ' if with_reference else "{"
+        out += f'"content": {_enc(content)}'
+        if headings:
+            out += f', "content_headings": {_enc(headings)}'
+        return out + "}"
+    entry: dict[str, Any] = {"reference_id": ref} if with_reference else {}
+    entry["content"] = content
+    if headings:
+        entry["content_headings"] = headings
+    return json.dumps(entry, ensure_ascii=False)
+
+
 def render_chunks(chunks: Sequence[ChunkItem]) -> str:
     """One JSON line per chunk: ``{"reference_id", "content"[, "content_headings"]}``."""
-    lines = []
-    for c in chunks:
-        entry: dict[str, Any] = {"reference_id": c.reference_id, "content": c.content}
-        if c.content_headings:
-            entry["content_headings"] = c.content_headings
-        lines.append(json.dumps(entry, ensure_ascii=False))
-    return "\n".join(lines)
+    return "\n".join([_chunk_line(c, True) for c in chunks])
 
 
 def render_references(references: Sequence[dict[str, str]]) -> str:
@@ -158,13 +173,9 @@ def _truncate_chunks(chunks: list[ChunkItem], budget: int, tokenizer: Tokenizer)
     if budget <= 0 or not chunks:
         return []
 
-    def approx(c: ChunkItem) -> str:
-        payload: dict[str, Any] = {"content": c.content}
-        if c.content_headings:
-            payload["content_headings"] = c.content_headings
-        return json.dumps(payload, ensure_ascii=False)
-
-    k = truncate_list_by_token_size([approx(c) for c in chunks], "\n", budget, tokenizer)
+    k = truncate_list_by_token_size(
+        [_chunk_line(c, False) for c in chunks], "\n", budget, tokenizer
+    )
     while k > 0:
         _, rendered = assign_references(chunks[:k])
         if count_tokens(render_chunks(rendered), tokenizer) <= budget:

@@ -5,12 +5,20 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any
 
 from hexrag.core.run import EntityItem, RelationItem
 from hexrag.core.tokenizer import Tokenizer, count_tokens, truncate_list_by_token_size
 
-__all__ = ["Truncated", "entity_row", "relation_row", "truncate"]
+__all__ = [
+    "Truncated",
+    "entity_line",
+    "entity_row",
+    "relation_line",
+    "relation_row",
+    "truncate",
+]
 
 
 def entity_row(item: EntityItem) -> dict[str, Any]:
@@ -36,6 +44,45 @@ def relation_row(item: RelationItem) -> dict[str, Any]:
 def dumps(row: dict[str, Any]) -> str:
     """A JSON line exactly as LightRAG writes it (``ensure_ascii=False``, default separators)."""
     return json.dumps(row, ensure_ascii=False)
+
+
+def _dumps_str3(keys: tuple[str, str, str]) -> Callable[[str, str, str], str]:
+    """``json.dumps({k0: a, k1: b, k2: c}, ensure_ascii=False)`` for three ``str`` values.
+
+    The same text (``json.dumps`` escapes each string with this very function and joins with
+    the default ``", "`` and ``": "`` separators), without building a dict and an encoder per
+    line: the lines of every candidate are rendered on the query path.
+    """
+    head, mid1, mid2 = (f'{{"{keys[0]}": ', f', "{keys[1]}": ', f', "{keys[2]}": ')
+    enc = encode_basestring
+
+    def render(a: str, b: str, c: str) -> str:
+        return f"{head}{enc(a)}{mid1}{enc(b)}{mid2}{enc(c)}}}"
+
+    return render
+
+
+_entity_line = _dumps_str3(("entity", "type", "description"))
+_relation_line = _dumps_str3(("entity1", "entity2", "description"))
+
+
+def entity_line(item: EntityItem) -> str:
+    """``dumps(entity_row(item))``."""
+    e = item.entity
+    t = "UNKNOWN" if e.entity_type is None else e.entity_type
+    d = "UNKNOWN" if e.description is None else e.description
+    if type(e.name) is str and type(t) is str and type(d) is str:
+        return _entity_line(e.name, t, d)
+    return dumps(entity_row(item))
+
+
+def relation_line(item: RelationItem) -> str:
+    """``dumps(relation_row(item))``."""
+    d = item.relation.description
+    d = "UNKNOWN" if d is None else d
+    if type(item.entity1) is str and type(item.entity2) is str and type(d) is str:
+        return _relation_line(item.entity1, item.entity2, d)
+    return dumps(relation_row(item))
 
 
 @dataclass
@@ -84,8 +131,8 @@ def truncate(
     tokenizer: Tokenizer,
 ) -> Truncated:
     """Keep the longest whole-item prefixes whose ``"\\n"``-joined lines fit each budget."""
-    ke, e_lines = _keep(entities, lambda e: dumps(entity_row(e)), max_entity_tokens, tokenizer)
-    kr, r_lines = _keep(relations, lambda r: dumps(relation_row(r)), max_relation_tokens, tokenizer)
+    ke, e_lines = _keep(entities, entity_line, max_entity_tokens, tokenizer)
+    kr, r_lines = _keep(relations, relation_line, max_relation_tokens, tokenizer)
     return Truncated(
         entities=entities[:ke],
         relations=relations[:kr],

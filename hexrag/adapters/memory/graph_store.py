@@ -40,7 +40,7 @@ class MemoryGraphStore:
 
     def _relation(self, rid: str) -> Relation:
         u, v = self._ends[rid]
-        return self._g.adj[u][v][rid][_RELATION]  # type: ignore[no-any-return]
+        return self._g._adj[u][v][rid][_RELATION]  # type: ignore[no-any-return]
 
     def _index(self, rel: Relation) -> None:
         for cid in parse_source_ids(rel.source_id):
@@ -110,12 +110,13 @@ class MemoryGraphStore:
     # -- reads ---------------------------------------------------------------------------
 
     def _entity(self, name: str) -> Entity:
-        entity = self._g.nodes[name].get(_ENTITY)
+        entity = self._g._node[name].get(_ENTITY)
         return entity if entity is not None else Entity(name=name)
 
     async def get_nodes(self, names: Sequence[str]) -> dict[str, Entity]:
         """Found nodes by name (a node created by an edge has only its name)."""
-        return {n: self._entity(n) for n in names if n in self._g}
+        nodes = self._g._node
+        return {n: self._entity(n) for n in names if n in nodes}
 
     def _degree(self, name: str) -> int:
         return self._deg.get(name, 0)
@@ -129,9 +130,12 @@ class MemoryGraphStore:
         return {(a, b): self._degree(a) + self._degree(b) for a, b in pairs}
 
     def _node_edges(self, name: str) -> list[Relation]:
-        if name not in self._g:
+        # networkx's raw adjacency dict (``_adj``, what ``G.adj`` wraps in read-only views):
+        # the views' Mapping machinery cost more than the walk itself on hub entities
+        nbrs = self._g._adj.get(name)
+        if nbrs is None:
             return []
-        return [data[_RELATION] for kd in self._g.adj[name].values() for data in kd.values()]
+        return [data[_RELATION] for kd in nbrs.values() for data in kd.values()]
 
     async def get_node_edges(self, names: Sequence[str]) -> dict[str, list[Relation]]:
         """Relations per name in the port's edge order."""
@@ -142,9 +146,11 @@ class MemoryGraphStore:
     ) -> dict[tuple[str, str], list[Relation]]:
         """Relations joining each pair (either orientation), insertion order."""
         out: dict[tuple[str, str], list[Relation]] = {}
+        adj = self._g._adj
         for a, b in pairs:
-            if a in self._g and b in self._g.adj[a]:
-                out[(a, b)] = [data[_RELATION] for data in self._g.adj[a][b].values()]
+            kd = adj.get(a, {}).get(b)
+            if kd is not None:
+                out[(a, b)] = [data[_RELATION] for data in kd.values()]
         return out
 
     async def get_edges_by_chunk_ids(self, chunk_ids: Sequence[str]) -> dict[str, list[Relation]]:
