@@ -6,10 +6,11 @@ when its own stored metadata proves it is in scope.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from itertools import chain
 from typing import Any
+
+import numpy as np
 
 from hexrag.core.headings import (
     SECTION_CONTEXT_MAX_TOKENS,
@@ -18,7 +19,7 @@ from hexrag.core.headings import (
 )
 from hexrag.core.merge import round_robin
 from hexrag.core.model import Chunk
-from hexrag.core.pick import score_ids, vector_similarity_pick, weighted_polling
+from hexrag.core.pick import score_ids, weighted_polling
 from hexrag.core.run import ChunkItem, EntityItem, QueryRun, RelationItem
 from hexrag.core.scope import chunk_in_scope
 from hexrag.core.source_ids import split_lightrag
@@ -26,56 +27,86 @@ from hexrag.core.source_ids import split_lightrag
 __all__ = ["attach_headings", "recover_chunks"]
 
 
-def _count_and_dedup(
-    lists: list[list[str]], skip: set[str] | None = None
-) -> tuple[list[list[str]], dict[str, int]]:
-    """LightRAG's occurrence counting: a chunk stays with the first item listing it.
+class _Candidates:
+    """The candidate chunk ids of the entity and relation lists, coded as small integers.
 
-    ``counts`` are the final occurrence counts over all lists (ids in ``skip`` ignored); each
-    list keeps the ids whose first occurrence overall is in it, in order.
+    LightRAG's occurrence counting, de-duplication, per-list sort and VECTOR ranking run over
+    thousands of ids per query (popular entities name dozens of chunks each); on integer
+    codes they are a handful of numpy operations instead of several Python passes.
+    ``ids[code]`` is the chunk id of ``code``; codes follow first appearance.
     """
-    if skip:
-        lists = [[c for c in ids if c not in skip] for ids in lists]
-    counts = Counter(chain.from_iterable(lists))
-    seen: set[str] = set()
-    add = seen.add
-    kept_lists = [[c for c in ids if not (c in seen or add(c))] for ids in lists]
-    return kept_lists, counts
+
+    def __init__(self, ent_lists: list[list[str]], rel_lists: list[list[str]]) -> None:
+        self.ids: list[str] = list(dict.fromkeys(chain.from_iterable(chain(ent_lists, rel_lists))))
+        self.code: dict[str, int] = {c: i for i, c in enumerate(self.ids)}
+        self.ent = self._encode(ent_lists)
+        self.rel = self._encode(rel_lists)
+        self.scores: np.ndarray | None = None  # cosine per code (NaN: no vector)
+
+    def _encode(self, lists: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+        flat = list(chain.from_iterable(lists))
+        codes = np.fromiter(map(self.code.__getitem__, flat), dtype=np.intp, count=len(flat))
+        owner = np.repeat(np.arange(len(lists), dtype=np.intp), [len(ids) for ids in lists])
+        return codes, owner
 
 
-def _sort_by_count(lists: list[list[str]], counts: dict[str, int]) -> list[list[str]]:
-    key = counts.__getitem__  # every kept id was counted
-    return [sorted(ids, key=key, reverse=True) for ids in lists]
+def _dedup_and_sort(
+    codes: np.ndarray, owner: np.ndarray, n_codes: int, skip: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """LightRAG's occurrence counting and per-list ordering, on codes.
+
+    Ids in ``skip`` are dropped first; an id then stays with the first list naming it;
+    ``counts`` are occurrences over all lists; each list is sorted by count, descending,
+    ties in list order (Python's stable ``sorted(..., reverse=True)``). Returns the kept
+    codes, list after list, and the list each belongs to.
+    """
+    if skip is not None and len(codes):
+        keep = ~skip[codes]
+        codes, owner = codes[keep], owner[keep]
+    if not len(codes):
+        return codes, owner
+    counts = np.bincount(codes, minlength=n_codes)
+    _, first = np.unique(codes, return_index=True)
+    first.sort()
+    codes, owner = codes[first], owner[first]
+    order = np.lexsort((-counts[codes], owner))  # stable: ties keep their list order
+    return codes[order], owner[order]
 
 
-class _Picker:
-    """Chunk selection with one scoring call shared by the entity and relation passes."""
+def _lists_of(
+    codes: np.ndarray, owner: np.ndarray, n_lists: int, keep_empty: bool
+) -> list[list[int]]:
+    bounds = np.searchsorted(owner, np.arange(n_lists + 1)).tolist()
+    flat = codes.tolist()
+    lists = [flat[bounds[i] : bounds[i + 1]] for i in range(n_lists)]
+    return lists if keep_empty else [ids for ids in lists if ids]
 
-    def __init__(self, run: QueryRun) -> None:
-        self.run = run
-        self.scores: dict[str, float] = {}
 
-    async def prefetch_scores(self, ids: Sequence[str]) -> None:
-        """Score every id not scored yet against the query vector, in one call."""
-        qv = self.run.query_vector
-        wanted = [i for i in dict.fromkeys(ids) if i not in self.scores]
-        if not wanted or qv is None:
-            return
-        scored = await score_ids(self.run.stores.chunks, wanted, qv)
-        self.scores.update(zip(wanted, scored.tolist(), strict=True))
-
-    async def pick(self, sorted_lists: list[list[str]]) -> list[str]:
-        run = self.run
-        method = run.settings.kg_chunk_pick_method
-        max_related = run.settings.related_chunk_number
-        if method == "VECTOR" and run.query and run.query_vector is not None:
-            num = int(max_related * len(sorted_lists) / 2)
-            await self.prefetch_scores([c for ids in sorted_lists for c in ids])
-            selected = vector_similarity_pick(sorted_lists, self.scores, num)
-            if selected:
-                return selected
-            run.stats.chunk_pick_fallbacks += 1
-        return weighted_polling(sorted_lists, max_related, 1)
+def _pick(
+    run: QueryRun,
+    cand: _Candidates,
+    codes: np.ndarray,
+    owner: np.ndarray,
+    n_lists: int,
+    keep_empty: bool,
+) -> list[str]:
+    """LightRAG's chunk selection over one pass's sorted lists (``n_lists`` of them)."""
+    settings = run.settings
+    max_related = settings.related_chunk_number
+    if keep_empty:
+        n_sorted = n_lists
+    else:
+        n_sorted = int(np.count_nonzero(np.diff(owner, prepend=-1))) if len(owner) else 0
+    if settings.kg_chunk_pick_method == "VECTOR" and run.query and cand.scores is not None:
+        num = int(max_related * n_sorted / 2)
+        values = cand.scores[codes]
+        if num > 0 and len(values) and not np.isnan(values).any():
+            # pick_by_vector_similarity: candidates (already unique) ranked by cosine, stable
+            best = codes[np.argsort(-values, kind="stable")[:num]]
+            return [cand.ids[c] for c in best.tolist()]
+        run.stats.chunk_pick_fallbacks += 1
+    lists = _lists_of(codes, owner, n_lists, keep_empty)
+    return [cand.ids[c] for c in weighted_polling(lists, max_related, 1)]
 
 
 async def _materialise(
@@ -125,7 +156,6 @@ async def recover_chunks(
     vector_chunks: list[dict[str, Any]],
 ) -> list[ChunkItem]:
     """Entity chunks, relation chunks and vector chunks, round-robin merged (vector first)."""
-    picker = _Picker(run)
     run.stats.chunk_pick_method = run.settings.kg_chunk_pick_method
 
     ent_lists = [
@@ -143,27 +173,31 @@ async def recover_chunks(
         )
         ent_lists = await _in_scope_lists(run, ent_lists)
         rel_raw = await _in_scope_lists(run, rel_raw)
-    if run.settings.kg_chunk_pick_method == "VECTOR" and run.query_vector is not None:
-        await picker.prefetch_scores([c for ids in ent_lists + rel_raw for c in ids])
+    cand = _Candidates(ent_lists, rel_raw)
+    qv = run.query_vector
+    if run.settings.kg_chunk_pick_method == "VECTOR" and qv is not None and cand.ids:
+        # one scoring call for both passes
+        cand.scores = await score_ids(run.stores.chunks, cand.ids, qv)
 
     later: list[str] = []
     if vector_chunks and (run.scope is not None or run.settings.enable_content_headings):
         later = [v["chunk_id"] for v in vector_chunks]
 
+    n_codes = len(cand.ids)
     entity_chunks: list[tuple[str, Chunk]] = []
     if ent_lists:
-        kept, counts = _count_and_dedup(ent_lists)
-        selected = await picker.pick(_sort_by_count(kept, counts))
+        codes, owner = _dedup_and_sort(*cand.ent, n_codes)
+        selected = _pick(run, cand, codes, owner, len(ent_lists), keep_empty=True)
         if selected:
             entity_chunks = await _materialise(run, selected, later)
 
     relation_chunks: list[tuple[str, Chunk]] = []
     if rel_raw:
-        taken = {cid for cid, _ in entity_chunks}
-        kept, counts = _count_and_dedup(rel_raw, skip=taken)
-        kept = [ids for ids in kept if ids]
-        if kept:
-            selected = await picker.pick(_sort_by_count(kept, counts))
+        taken = np.zeros(n_codes, dtype=bool)
+        taken[[cand.code[cid] for cid, _ in entity_chunks]] = True
+        codes, owner = _dedup_and_sort(*cand.rel, n_codes, skip=taken)
+        if len(codes):
+            selected = _pick(run, cand, codes, owner, len(rel_raw), keep_empty=False)
             if selected:
                 relation_chunks = await _materialise(run, selected, later)
 

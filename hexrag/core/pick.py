@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
 from hexrag.ports import VectorIndex
 
+T = TypeVar("T")
+
 __all__ = ["cosine_scores", "row_norms", "score_ids", "vector_similarity_pick", "weighted_polling"]
 
 
 def weighted_polling(
-    sorted_chunk_lists: Sequence[Sequence[str]], max_related: int, min_related: int = 1
-) -> list[str]:
+    sorted_chunk_lists: Sequence[Sequence[T]], max_related: int, min_related: int = 1
+) -> list[T]:
     """LightRAG's ``pick_by_weighted_polling``: quotas falling linearly from max to min.
 
     Item ``i`` of ``n`` expects ``round(max - i/(n-1) * (max - min))`` chunks (Python's
@@ -25,7 +28,7 @@ def weighted_polling(
         return []
     if n == 1:
         return list(sorted_chunk_lists[0][:max_related])
-    selected: list[str] = []
+    selected: list[T] = []
     used: list[int] = []
     remaining = 0
     for i, chunks in enumerate(sorted_chunk_lists):
