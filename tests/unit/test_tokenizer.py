@@ -501,3 +501,64 @@ def test_head_swap_lemma(
     assert tok.count_tokens(line) == len(ref_encode(line))
     tk.clear_token_caches()
     assert tok.count_tokens(line) == len(ref_encode(line))  # stage-A line not known yet
+
+
+def test_fast_counter_is_installed_for_both_encodings() -> None:
+    """bpe-openai is a dependency: the default tokenizer counts with it."""
+    assert tk.fast_counter("o200k_base") is not None
+    assert tk.fast_counter("cl100k_base") is not None
+    assert tk.default_tokenizer()._count is tk.fast_counter("o200k_base")
+
+
+_REALISTIC = [
+    json.dumps(
+        {
+            "entity": "Acme Corp",
+            "type": "organization",
+            "description": 'Makes "things"\n  and   more',
+        },
+        ensure_ascii=False,
+    ),
+    json.dumps(
+        {
+            "content": "Line one.\n\nLine two —  spaces\t\ttabs 😀 中文 's 'LL",
+            "content_headings": "A → B",
+        },
+        ensure_ascii=False,
+    ),
+    "---Role---\n\nYou are an expert AI assistant.  \n\n   \n",
+    "<|endoftext|> <|endofprompt|> <|fim_prefix|>",
+]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.one_of(fragments, st.sampled_from(_REALISTIC), st.text(max_size=60)))
+def test_fast_counter_equals_tiktoken(text: str) -> None:
+    """bpe-openai's counts equal ``len(encode_ordinary)`` for o200k_base and cl100k_base."""
+    if tk._SURROGATE.search(text):
+        return  # never given to the counter (tiktoken handles lone surrogates)
+    for name in ("o200k_base", "cl100k_base"):
+        counter = tk.fast_counter(name)
+        assert counter is not None
+        assert counter(text) == len(tk.load_encoding(name).encode_ordinary(text)), name
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rendered=st.lists(items, min_size=1, max_size=8), data=st.data())
+def test_tiktoken_only_counting_gives_the_same_results(
+    rendered: list[str], data: st.DataObject
+) -> None:
+    """``fast_count=False`` (tiktoken for every count) keeps every result."""
+    slow = tk.TiktokenTokenizer("o200k_base", fast_count=False)
+    fast = tk.default_tokenizer()
+    assert slow._count is not fast._count
+    budget = data.draw(st.integers(min_value=1, max_value=200))
+    tk.clear_token_caches()
+    a = tk.truncate_list_by_token_size(rendered, "\n", budget, slow)
+    tk.clear_token_caches()
+    b = tk.truncate_list_by_token_size(rendered, "\n", budget, fast)
+    assert a == b
+    text = "\n".join(rendered)
+    if not tk._SURROGATE.search(text):
+        tk.clear_token_caches()
+        assert slow.count_tokens(text) == len(ref_encode(text))
