@@ -71,9 +71,15 @@ def cosine_scores(
         return np.zeros(0 if m.ndim != 2 else m.shape[0], dtype=np.float64)
     if norms is None:
         norms = row_norms(m)
+    return cosine_from_dots(m @ q, norms, q)
+
+
+def cosine_from_dots(dots: np.ndarray, norms: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """:func:`cosine_scores` from the rows' dot products with ``vector`` and their norms."""
+    q = np.asarray(vector, dtype=np.float64)
     with np.errstate(all="ignore"):
         denom = norms * np.sqrt(np.dot(q, q))
-        scores = (m @ q) / denom
+        scores = dots / denom
     return np.where(np.isfinite(scores) & (denom != 0), scores, 0.0)
 
 

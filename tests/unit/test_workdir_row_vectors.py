@@ -76,6 +76,9 @@ async def test_score_ids_scores_the_float16_rows_fresh_rows_and_the_matrix(
         for i in ["c3", "missing", "new", "c4", "c0"]
     ]
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+    # few ids (a product over the gathered rows) and most ids (over all rows): same numbers
+    one = await index.score_ids(["c0"], q)
+    np.testing.assert_allclose(one, [expected[4]], rtol=1e-12)
     # the float16 rows, not the normalised matrix: the difference is visible at this precision
     assert abs(got[0] - cosine_scores((raw[3] / np.linalg.norm(raw[3]))[None, :], q)[0]) > 1e-9
 

@@ -8,6 +8,11 @@ queries. So the chunks index keeps those float16 rows (2 bytes per value, chunks
 and relationship vectors are never read back by the query path) and serves them from
 :meth:`get_vectors`, which makes VECTOR picking identical to LightRAG's. Records upserted later
 keep a float16 copy of their raw vector, as NanoVectorDB does when it flushes.
+
+The rows are held widened to float64 (exact: every float16 is a float64), 8 bytes per value
+for the chunks file only (about 77 MB for 25k chunks of 384 dimensions), because LightRAG
+scores them in float64: VECTOR picking is then one matrix-vector product with no conversion
+per query, over all rows when the candidates are a large share of them.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import numpy as np
 
 from hexrag.adapters.memory import MemoryVectorIndex
 from hexrag.core.model import VectorRecord
-from hexrag.core.pick import cosine_scores, row_norms
+from hexrag.core.pick import cosine_from_dots, cosine_scores, row_norms
 
 __all__ = ["NanoRowVectorIndex"]
 
@@ -28,22 +33,19 @@ class NanoRowVectorIndex(MemoryVectorIndex):
 
     def __init__(self, namespace: str, dim: int, *, cosine_threshold: float = 0.2) -> None:
         super().__init__(namespace, dim, cosine_threshold=cosine_threshold)
-        self._f16 = np.zeros((0, self.dim), dtype=np.float16)
+        self._rows64 = np.zeros((0, self.dim), dtype=np.float64)
         self._f16_row: dict[str, int] = {}
         self._f16_new: dict[str, np.ndarray] = {}
-        self._f16_norms = np.zeros(0, dtype=np.float64)
+        self._norms = np.zeros(0, dtype=np.float64)
 
     def attach_row_vectors(self, ids: Sequence[str], f16: np.ndarray, present: np.ndarray) -> None:
         """Adopt ``f16`` (``(len(ids), dim)`` float16); row ``i`` is ``ids[i]``'s vector when
         ``present[i]`` (rows written by old LightRAG versions may lack one)."""
-        self._f16 = f16
+        self._rows64 = np.asarray(f16, dtype=np.float64)  # exact widening, once
         self._f16_row = {rid: i for i, rid in enumerate(ids) if present[i]}
         self._f16_new = {}
-        # the float64 norm of every row, once: VECTOR picking then only takes dot products
-        norms = np.empty(len(f16), dtype=np.float64)
-        for start in range(0, len(f16), 4096):  # blocks: no float64 copy of the whole matrix
-            norms[start : start + 4096] = row_norms(f16[start : start + 4096])
-        self._f16_norms = norms
+        # the norm of every row, once: VECTOR picking then only takes dot products
+        self._norms = row_norms(self._rows64)
 
     def row_vector(self, rid: str) -> np.ndarray | None:
         """The float16 row vector of ``rid`` as LightRAG stores it, ``None`` when there is none."""
@@ -51,7 +53,7 @@ class NanoRowVectorIndex(MemoryVectorIndex):
         if new is not None:
             return new
         row = self._f16_row.get(rid)
-        return None if row is None else self._f16[row]
+        return None if row is None else self._rows64[row].astype(np.float16)
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
         """Upsert, then remember a float16 copy of each raw vector (NanoVectorDB's flush)."""
@@ -87,7 +89,7 @@ class NanoRowVectorIndex(MemoryVectorIndex):
             else:
                 rest.append(rid)
         if rows:
-            block = self._f16[np.fromiter(rows.values(), dtype=np.intp, count=len(rows))]
+            block = self._rows64[np.fromiter(rows.values(), dtype=np.intp, count=len(rows))]
             out.update(zip(rows, block.astype(np.float32), strict=True))
         if rest:
             out.update(await super().get_vectors(rest))
@@ -97,8 +99,9 @@ class NanoRowVectorIndex(MemoryVectorIndex):
         """Cosines of the float16 row vectors of ``ids`` with ``vector``, scored in place.
 
         The same numbers as :meth:`get_vectors` + :func:`~hexrag.core.pick.cosine_scores`
-        (float16 widens exactly to float64), without a float32 copy per id: one gather of the
-        rows and one product. Ids without a row vector are scored by the normalised matrix.
+        (float64 arithmetic on the float16 values) without copying vectors out: one product
+        over all rows when the ids name at least a third of them, else over the gathered
+        rows. Ids without a row vector are scored by the normalised matrix.
         """
         n = len(ids)
         get = self._f16_row.get
@@ -107,7 +110,12 @@ class NanoRowVectorIndex(MemoryVectorIndex):
         out = np.full(n, np.nan, dtype=np.float64)
         if hit.any():
             found = rows[hit]
-            out[hit] = cosine_scores(self._f16[found], vector, self._f16_norms[found])
+            q = np.asarray(vector, dtype=np.float64)
+            if 3 * len(found) >= len(self._rows64):
+                dots = (self._rows64 @ q)[found]
+            else:
+                dots = self._rows64[found] @ q
+            out[hit] = cosine_from_dots(dots, self._norms[found], q)
         if hit.all():
             return out
         rest = np.flatnonzero(~hit).tolist()
