@@ -115,12 +115,16 @@ async def _materialise(
     unique = list(dict.fromkeys(selected))
     # ``also``: ids the query will need later anyway (vector chunks), fetched in the same call
     await run.fetcher.prefetch([*unique, *also])
-    records = await run.fetcher.get(unique)
+    known = run.fetcher.known
+    scope = run.scope
+    if scope is None:
+        return [(cid, rec) for cid in unique if (rec := known(cid)) is not None]
     out = []
-    for cid, rec in zip(unique, records, strict=True):
+    for cid in unique:
+        rec = known(cid)
         if rec is None:
             continue
-        if run.scope is not None and not chunk_in_scope(run.scope, rec):
+        if not chunk_in_scope(scope, rec):
             run.stats.scope_chunk_guard_removed += 1
             continue
         out.append((cid, rec))
@@ -145,8 +149,13 @@ async def _in_scope_lists(run: QueryRun, lists: list[list[str]]) -> list[list[st
     return [ids for ids in out if ids]
 
 
-def _file_path(rec: Chunk) -> Any:
-    return "unknown_source" if rec.file_path is None else rec.file_path
+def _item(cid: str, rec: Chunk) -> ChunkItem:
+    fp = rec.file_path
+    return ChunkItem(cid, rec.content, "unknown_source" if fp is None else fp)
+
+
+def _chunk_key(item: ChunkItem) -> str:
+    return item.chunk_id
 
 
 async def recover_chunks(
@@ -216,15 +225,11 @@ async def recover_chunks(
             ChunkItem(chunk_id=v["chunk_id"], content=v["content"], file_path=v["file_path"])
             for v in vector_chunks
         ]
-    ent_items = [
-        ChunkItem(chunk_id=cid, content=rec.content, file_path=_file_path(rec))
-        for cid, rec in entity_chunks
-    ]
-    rel_items = [
-        ChunkItem(chunk_id=cid, content=rec.content, file_path=_file_path(rec))
-        for cid, rec in relation_chunks
-    ]
-    return round_robin([vec_items, ent_items, rel_items], key=lambda c: c.chunk_id)
+    ent_items = [_item(cid, rec) for cid, rec in entity_chunks]
+    rel_items = [_item(cid, rec) for cid, rec in relation_chunks]
+    if not vec_items:  # entity and relation chunks are disjoint: interleave, nothing to drop
+        return round_robin([ent_items, rel_items], key=_chunk_key)
+    return round_robin([vec_items, ent_items, rel_items], key=_chunk_key)
 
 
 async def attach_headings(run: QueryRun, chunks: Sequence[ChunkItem]) -> None:
