@@ -63,6 +63,7 @@ __all__ = [
     "count_tokens",
     "default_tokenizer",
     "fast_counter",
+    "lines_tokens",
     "load_encoding",
     "truncate_by_token_limit",
     "truncate_list_by_token_size",
@@ -385,6 +386,7 @@ def count_tokens(text: str, tokenizer: Tokenizer | None = None) -> int:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # A restart point follows "\n" and starts with a printable ASCII char other than "/".
 _RESTART = re.compile(r"\n(?=[!-.0-~])")
+_RESTART_START = re.compile(r"[!-.0-~]")
 _CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
 
 # Head-swap lemma (o200k_base). The final context's chunk lines are
@@ -638,6 +640,35 @@ def _item_ends(rendered: Sequence[str], sep_len: int) -> list[int]:
     return ends
 
 
+def lines_tokens(
+    lines: Sequence[str], tokenizer: TiktokenTokenizer, *, stop_above: int | None = None
+) -> int | None:
+    """Tokens of ``"\n".join(lines)`` summed line by line from the segment memo, or ``None``.
+
+    Exact by the restart lemma (module docstring) when every line after the first starts with
+    a restart character (JSON lines start with ``{``): the text is then cut after each
+    ``"\n"``, so its count is the sum of ``count(line + "\n")`` and of the last line's count,
+    with no joined text to build and scan. ``None`` when the lemma does not apply (another
+    encoding, a line starting otherwise, a lone surrogate). With ``stop_above``, counting
+    stops once the running total exceeds it and that partial total (already above) is
+    returned.
+    """
+    if not tokenizer._restartable:
+        return None
+    cache = _segments_for(tokenizer)
+    last = len(lines) - 1
+    total = 0
+    for i, line in enumerate(lines):
+        if i and not (line and _RESTART_START.match(line)):
+            return None
+        if "\n" in line or _SURROGATE.search(line):
+            return None
+        total += cache.count(tokenizer, line if i == last else line + "\n")
+        if stop_above is not None and total > stop_above:
+            return total
+    return total
+
+
 def truncate_list_by_token_size(
     rendered: Sequence[str], separator: str, max_tokens: int, tokenizer: Tokenizer
 ) -> int:
@@ -653,6 +684,10 @@ def truncate_list_by_token_size(
     n = len(rendered)
     if max_tokens <= 0 or n == 0:
         return 0
+    if separator == "\n" and isinstance(tokenizer, TiktokenTokenizer):
+        total = lines_tokens(rendered, tokenizer, stop_above=max_tokens)
+        if total is not None and total <= max_tokens:
+            return n  # the whole text fits: LightRAG keeps every item
     full_text = separator.join(rendered)
     ends = _item_ends(rendered, len(separator))
 

@@ -9,7 +9,13 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from hexrag.core.run import EntityItem, RelationItem
-from hexrag.core.tokenizer import Tokenizer, count_tokens, truncate_list_by_token_size
+from hexrag.core.tokenizer import (
+    TiktokenTokenizer,
+    Tokenizer,
+    count_tokens,
+    lines_tokens,
+    truncate_list_by_token_size,
+)
 
 __all__ = [
     "Truncated",
@@ -95,6 +101,15 @@ class Truncated:
     relation_lines: list[str]
 
 
+def _tokens_before_last(lines: list[str], tokenizer: Tokenizer, stop_above: int) -> int:
+    """Tokens of ``"\n".join(lines[:-1])`` (line by line when possible; see ``lines_tokens``)."""
+    if isinstance(tokenizer, TiktokenTokenizer):
+        total = lines_tokens(lines[:-1], tokenizer, stop_above=stop_above)
+        if total is not None:
+            return total
+    return count_tokens("\n".join(lines[:-1]), tokenizer)
+
+
 def _keep(
     items: list[Any], render: Callable[[Any], str], budget: int, tokenizer: Tokenizer
 ) -> tuple[int, list[str]]:
@@ -115,7 +130,7 @@ def _keep(
     while len(lines) < n:
         stop = min(n, len(lines) + batch)
         lines.extend(render(it) for it in items[len(lines) : stop])
-        if len(lines) < n and count_tokens("\n".join(lines[:-1]), tokenizer) > budget + 1:
+        if len(lines) < n and _tokens_before_last(lines, tokenizer, budget + 1) > budget + 1:
             break
         batch *= 2
     k = truncate_list_by_token_size(lines, "\n", budget, tokenizer)

@@ -562,3 +562,27 @@ def test_tiktoken_only_counting_gives_the_same_results(
     if not tk._SURROGATE.search(text):
         tk.clear_token_caches()
         assert slow.count_tokens(text) == len(ref_encode(text))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=st.lists(st.builds(_json_line, fragments, fragments), min_size=1, max_size=10),
+    data=st.data(),
+)
+def test_lines_tokens_and_the_fitting_fast_path(rows: list[str], data: st.DataObject) -> None:
+    """Line-by-line counts equal encoding the joined text; a fitting list keeps every item,
+    and a list over the budget gets LightRAG's answer (the slow path)."""
+    tk.clear_token_caches()
+    tok = tk.default_tokenizer()
+    text = "\n".join(rows)
+    if tk._SURROGATE.search(text):
+        assert tk.lines_tokens(rows, tok) is None
+        return
+    total = len(ref_encode(text))
+    assert tk.lines_tokens(rows, tok) == total
+    budget = data.draw(st.integers(min_value=1, max_value=total + 5))
+    tk.clear_token_caches()
+    assert truncate_list_by_token_size(rows, "\n", budget, tok) == ref_truncate_list(
+        rows, "\n", budget
+    )
+    assert tk.lines_tokens(["x", "", "{"], tok) is None  # an empty line is no restart point
