@@ -135,27 +135,31 @@ async def _local(
     order = list(dict.fromkeys(e.name for e in entities))
     edges_by_node = await stores.graph.get_node_edges(order)
     picked: list[Relation] = []
+    picked_pairs: list[tuple[str, str]] = []
     seen: set[Hashable] = set()
+    by_pair = strategy == "pair"
     for name in order:
         for rel in edges_by_node.get(name, []):
-            key = rel.pair if strategy == "pair" else rel.id
+            pair = rel.pair
+            key = pair if by_pair else rel.id
             if key not in seen:
                 seen.add(key)
                 picked.append(rel)
+                picked_pairs.append(pair)
     if not picked:
         return entities, []
-    pairs = list(dict.fromkeys(r.pair for r in picked))
-    edge_degrees = await stores.graph.edge_degrees(pairs)
+    edge_degrees = await stores.graph.edge_degrees(list(dict.fromkeys(picked_pairs)))
+    degree = edge_degrees.get
     relations = [
         RelationItem(
-            relation=rel,
-            entity1=rel.pair[0],
-            entity2=rel.pair[1],
-            rank=edge_degrees.get(rel.pair, 0),
-            created_at=rel.created_at if rel.created_at is not None else "",
-            resolved_by="local",
+            rel,
+            pair[0],
+            pair[1],
+            degree(pair, 0),
+            rel.created_at if rel.created_at is not None else "",
+            "local",
         )
-        for rel in picked
+        for rel, pair in zip(picked, picked_pairs, strict=True)
     ]
     relations.sort(key=lambda r: (r.rank or 0, r.weight), reverse=True)
     relations = _drop_own_out_of_scope(run, relations, "relation")
@@ -331,5 +335,8 @@ async def perform_search(run: QueryRun, ll_str: str, hl_str: str) -> SearchResul
         run, [local_e, global_e], [local_r, global_r]
     )
     entities = round_robin([local_e, global_e], key=lambda e: e.name)
-    relations = round_robin([local_r, global_r], key=lambda r: relation_key(r, strategy))
+    if not global_r and strategy == "pair":
+        relations = local_r  # _local already keeps one relation per pair, in this order
+    else:
+        relations = round_robin([local_r, global_r], key=lambda r: relation_key(r, strategy))
     return SearchResult(entities=entities, relations=relations, vector_chunks=vchunks)
