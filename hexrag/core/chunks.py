@@ -38,7 +38,7 @@ class _Candidates:
 
     def __init__(self, ent_lists: list[list[str]], rel_lists: list[list[str]]) -> None:
         self.ids: list[str] = list(dict.fromkeys(chain.from_iterable(chain(ent_lists, rel_lists))))
-        self.code: dict[str, int] = {c: i for i, c in enumerate(self.ids)}
+        self.code: dict[str, int] = dict(zip(self.ids, range(len(self.ids)), strict=True))
         self.ent = self._encode(ent_lists)
         self.rel = self._encode(rel_lists)
         self.scores: np.ndarray | None = None  # cosine per code (NaN: no vector)

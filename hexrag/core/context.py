@@ -102,16 +102,17 @@ def assign_references(chunks: Sequence[ChunkItem]) -> tuple[list[dict[str, str]]
     return [{"reference_id": ref_of[p], "file_path": p} for p in ordered], updated
 
 
-def _chunk_line(c: ChunkItem, with_reference: bool) -> str:
+def _chunk_line(c: ChunkItem, with_reference: bool, escaped: str | None = None) -> str:
     """``json.dumps({["reference_id",] "content"[, "content_headings"]}, ensure_ascii=False)``.
 
-    String values are escaped and joined by hand (the same text ``json.dumps`` produces,
+    ``escaped``: ``c.content`` already escaped (``json.encoder.encode_basestring``). String
+    values are escaped and joined by hand (the same text ``json.dumps`` produces,
     without a dict and an encoder per line); anything else goes through ``json.dumps``.
     """
     ref, content, headings = c.reference_id, c.content, c.content_headings
     if type(ref) is str and type(content) is str and type(headings) is str:
         out = f'{{"reference_id": {_enc(ref)}, ' if with_reference else "{"
-        out += f'"content": {_enc(content)}'
+        out += f'"content": {_enc(content) if escaped is None else escaped}'
         if headings:
             out += f', "content_headings": {_enc(headings)}'
         return out + "}"
@@ -173,12 +174,19 @@ def _truncate_chunks(chunks: list[ChunkItem], budget: int, tokenizer: Tokenizer)
     if budget <= 0 or not chunks:
         return []
 
+    escaped = [_enc(c.content) if type(c.content) is str else None for c in chunks]
     k = truncate_list_by_token_size(
-        [_chunk_line(c, False) for c in chunks], "\n", budget, tokenizer
+        [_chunk_line(c, False, e) for c, e in zip(chunks, escaped, strict=True)],
+        "\n",
+        budget,
+        tokenizer,
     )
     while k > 0:
         _, rendered = assign_references(chunks[:k])
-        if count_tokens(render_chunks(rendered), tokenizer) <= budget:
+        text = "\n".join(
+            _chunk_line(c, True, e) for c, e in zip(rendered, escaped[:k], strict=True)
+        )
+        if count_tokens(text, tokenizer) <= budget:
             break
         k -= 1
     return chunks[:k]

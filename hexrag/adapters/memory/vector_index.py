@@ -382,8 +382,11 @@ class MemoryVectorIndex:
         out = np.full(n, np.nan, dtype=np.float64)
         if n == 0:
             return out
-        get = self._row.get
-        rows = np.fromiter((get(rid, -1) for rid in ids), dtype=np.intp, count=n)
+        try:  # the usual case, every id is stored: one C-level pass
+            rows = np.fromiter(map(self._row.__getitem__, ids), dtype=np.intp, count=n)
+        except KeyError:
+            get = self._row.get
+            rows = np.fromiter((get(rid, -1) for rid in ids), dtype=np.intp, count=n)
         hit = rows >= 0
         if hit.any():
             out[hit] = cosine_scores(self._matrix[rows[hit]], vector)

@@ -104,8 +104,11 @@ class NanoRowVectorIndex(MemoryVectorIndex):
         rows. Ids without a row vector are scored by the normalised matrix.
         """
         n = len(ids)
-        get = self._f16_row.get
-        rows = np.fromiter((get(rid, -1) for rid in ids), dtype=np.intp, count=n)
+        try:  # the usual case, every id has a row: one C-level pass
+            rows = np.fromiter(map(self._f16_row.__getitem__, ids), dtype=np.intp, count=n)
+        except KeyError:
+            get = self._f16_row.get
+            rows = np.fromiter((get(rid, -1) for rid in ids), dtype=np.intp, count=n)
         hit = rows >= 0
         out = np.full(n, np.nan, dtype=np.float64)
         if hit.any():
