@@ -227,8 +227,6 @@ async def recover_chunks(
         ]
     ent_items = [_item(cid, rec) for cid, rec in entity_chunks]
     rel_items = [_item(cid, rec) for cid, rec in relation_chunks]
-    if not vec_items:  # entity and relation chunks are disjoint: interleave, nothing to drop
-        return round_robin([ent_items, rel_items], key=_chunk_key)
     return round_robin([vec_items, ent_items, rel_items], key=_chunk_key)
 
 
