@@ -11,7 +11,14 @@ from hexrag.ports import VectorIndex
 
 T = TypeVar("T")
 
-__all__ = ["cosine_scores", "row_norms", "score_ids", "vector_similarity_pick", "weighted_polling"]
+__all__ = [
+    "cosine_from_dots",
+    "cosine_scores",
+    "row_norms",
+    "score_ids",
+    "vector_similarity_pick",
+    "weighted_polling",
+]
 
 
 def weighted_polling(
