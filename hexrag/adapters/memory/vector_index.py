@@ -13,6 +13,9 @@ from hexrag.core.model import QueryScope, VectorHit, VectorRecord
 from hexrag.core.pick import cosine_scores
 from hexrag.core.scope import scope_values
 
+from . import prefilter as _prefilter
+from .prefilter import Int8Prefilter
+
 _SCOPE_FIELDS = ("product_id", "category_id", "doc_ids")
 # metadata keys that scope_values reads; used to memoise it while building the scope index
 _SCOPE_KEYS = (
@@ -174,6 +177,7 @@ class MemoryVectorIndex:
         self._records: list[VectorRecord] = []
         self._row: dict[str, int] = {}
         self._scope: _ScopeIndex | None = None
+        self._pf = Int8Prefilter(0, self._dim)
 
     # -- construction from arrays ------------------------------------------------------
 
@@ -210,6 +214,8 @@ class MemoryVectorIndex:
         if not normalized:
             _normalise_rows(matrix)
         index._matrix = matrix
+        index._pf = Int8Prefilter(matrix.shape[0], index._dim)
+        index._pf.set_rows(0, matrix)
         index._n = len(records)
         index._ids = ids
         index._records = [r if r.vector is None else replace(r, vector=None) for r in records]
@@ -248,6 +254,7 @@ class MemoryVectorIndex:
         bigger = np.empty((new_cap, self._dim), dtype=np.float32)
         bigger[: self._n] = self._matrix[: self._n]
         self._matrix = bigger
+        self._pf.grow(new_cap)
         if self._scope is not None:
             self._scope.grow(new_cap)
 
@@ -279,6 +286,7 @@ class MemoryVectorIndex:
             last[r.id] = i
         new = sum(1 for rid in last if rid not in self._row)
         self._ensure_capacity(self._n + new)
+        written: list[int] = []
         for rid, i in last.items():
             record = replace(records[i], vector=None)
             row = self._row.get(rid)
@@ -291,8 +299,11 @@ class MemoryVectorIndex:
             else:
                 self._records[row] = record
             self._matrix[row] = block[i]
+            written.append(row)
             if self._scope is not None:
                 self._scope.set_row(row, self._scope_values(record))
+        at = np.asarray(written, dtype=np.intp)
+        self._pf.set_rows_at(at, self._matrix[at])
 
     async def delete(self, ids: Sequence[str]) -> None:
         """Remove by id (the last row fills the hole); unknown ids are ignored."""
@@ -303,6 +314,7 @@ class MemoryVectorIndex:
             last = self._n - 1
             if row != last:
                 self._matrix[row] = self._matrix[last]
+                self._pf.move(last, row)
                 moved = self._ids[last]
                 self._ids[row] = moved
                 self._records[row] = self._records[last]
@@ -341,23 +353,62 @@ class MemoryVectorIndex:
         norm = float(np.linalg.norm(q))
         if norm > 0:
             q = q / np.float32(norm)
+        threshold = np.float32(self._threshold)
+        mask = None
+        if scope is not None and not scope.is_empty:
+            mask = self._build_scope().mask(scope, n)
+        if n >= _prefilter.MIN_ROWS and norm > 0 and _prefilter.available():
+            hits = self._query_prefiltered(q, n, top_k, mask)
+            if hits is not None:
+                return hits
         scores = self._matrix[:n] @ q
         np.clip(scores, -1.0, 1.0, out=scores)
-        ok = scores >= np.float32(self._threshold)
-        if scope is not None and not scope.is_empty:
-            ok &= self._build_scope().mask(scope, n)
+        ok = scores >= threshold
+        if mask is not None:
+            ok &= mask
         candidates = np.flatnonzero(ok)
-        if candidates.size > top_k:
-            cand_scores = scores[candidates]
-            kth = np.argpartition(-cand_scores, top_k - 1)[top_k - 1]
-            floor = cand_scores[kth]
+        return self._ranked(candidates, scores[candidates], top_k)
+
+    def _ranked(self, rows: np.ndarray, scores: np.ndarray, top_k: int) -> list[VectorHit]:
+        """The top ``top_k`` of ``rows`` (scores ``scores``, all above the threshold) in
+        ``(-score, id)`` order."""
+        if rows.size > top_k:
+            kth = np.argpartition(-scores, top_k - 1)[top_k - 1]
             # keep every candidate tied with the k-th score so the id tie-break is exact
-            candidates = candidates[cand_scores >= floor]
+            keep = scores >= scores[kth]
+            rows, scores = rows[keep], scores[keep]
+        ids = self._ids
         ranked = sorted(
-            ((float(scores[row]), self._ids[row], int(row)) for row in candidates),
+            zip(scores.tolist(), [ids[r] for r in rows.tolist()], rows.tolist(), strict=True),
             key=lambda t: (-t[0], t[1]),
         )[:top_k]
         return [VectorHit(record=self._records[row], score=s) for s, _, row in ranked]
+
+    def _query_prefiltered(
+        self, q: np.ndarray, n: int, top_k: int, mask: np.ndarray | None
+    ) -> list[VectorHit] | None:
+        """The search through the int8 prefilter (:mod:`.prefilter`), or ``None`` when the
+        full product must decide: too many candidates, or two deciding scores (or a score
+        and the threshold) closer than :data:`~.prefilter.NEAR`."""
+        rows = self._pf.candidates(q, n, self._threshold, top_k, mask)
+        if rows.size > n // 8:
+            return None
+        if rows.size == 0:
+            return []
+        pad = (-rows.size) % 4  # score every row with OpenBLAS's four-row kernel
+        idx = np.concatenate([rows, np.repeat(rows[:1], pad)]) if pad else rows
+        scores = (self._matrix[idx] @ q)[: rows.size]
+        np.clip(scores, -1.0, 1.0, out=scores)
+        threshold = np.float32(self._threshold)
+        if np.any(np.abs(scores.astype(np.float64) - float(threshold)) < _prefilter.NEAR):
+            return None
+        ok = scores >= threshold
+        rows, scores = rows[ok], scores[ok]
+        if rows.size:
+            deciding = np.sort(scores)[::-1][: top_k + 1].astype(np.float64)
+            if deciding.size > 1 and float(np.min(deciding[:-1] - deciding[1:])) < _prefilter.NEAR:
+                return None
+        return self._ranked(rows, scores, top_k)
 
     async def get(self, ids: Sequence[str]) -> list[VectorRecord | None]:
         """Records (without vectors) in request order; ``None`` for a missing id."""
