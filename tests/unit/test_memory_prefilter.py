@@ -205,3 +205,33 @@ def test_without_simsimd_the_search_is_the_full_product(monkeypatch: pytest.Monk
     assert hits[0].record.id == "id-00003"
     with pytest.raises(RuntimeError, match="simsimd"):
         index._pf.estimates(np.ones(16, dtype=np.float32) / 4, 2500)
+
+
+def test_crowded_scores_switch_the_prefilter_off_for_a_while(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rows all close to one direction: every row is within 2B of the k-th estimate, the
+    prefilter cannot narrow anything, so after MISSES such searches the index skips it."""
+    rng = np.random.default_rng(21)
+    base = rng.standard_normal(64)
+    matrix = (base + 0.02 * rng.standard_normal((3000, 64))).astype(np.float32)
+    index = _index(matrix)
+    calls: list[int] = []
+    original = index._pf.candidates
+
+    def counting(*args: object, **kwargs: object) -> np.ndarray:
+        rows = original(*args, **kwargs)  # type: ignore[arg-type]
+        calls.append(rows.size)
+        return rows
+
+    monkeypatch.setattr(index._pf, "candidates", counting)
+    for i in range(pf_module.MISSES + pf_module.SKIP + 1):
+        q = base + 0.05 * rng.standard_normal(64)
+        got = asyncio.run(index.query(q, 10))
+        with monkeypatch.context() as mp:
+            mp.setattr(pf_module, "_simsimd", None)
+            want = asyncio.run(index.query(q, 10))
+        assert _same(got, want), i
+    # MISSES narrowing attempts, then SKIP searches without one, then a new attempt
+    assert len(calls) == pf_module.MISSES + 1
+    assert all(size > 3000 // 8 for size in calls)

@@ -12,9 +12,10 @@ any result**:
   ``|s c| |d| + |e| |q|`` (Cauchy-Schwarz), plus the float32 rounding of the exact product
   (at most ``dim * 2**-24`` for unit vectors, counted twice).
   :meth:`Int8Prefilter.estimates` takes the largest of those bounds over all rows, ``B``;
-* one int8 product (``simsimd``, SIMD and two threads) gives every row's estimate ``a``; a row
-  can only reach the threshold ``tau`` if ``a >= tau - B``, and it can only be in the top
-  ``k`` if ``a >= a_k - 2B`` where ``a_k`` is the k-th largest estimate among those rows.
+* one int8 product (``simsimd``: SIMD, two threads on large indexes) gives every row's
+  estimate ``a``; a row can only reach the threshold ``tau`` if ``a >= tau - B``, and it
+  can only be in the top ``k`` if ``a >= a_k - 2B`` where ``a_k`` is the k-th largest
+  estimate among those rows.
 
 The few hundred rows left are scored exactly, by the same float32 product the full search
 uses, on a gathered block padded to a multiple of four rows (OpenBLAS's float32 mat-vec scores
@@ -25,7 +26,10 @@ the caller falls back to the full product whenever two kept scores, or a score a
 threshold, are closer than :data:`NEAR` (the differences seen are below ``3e-8``): the
 ranking and the threshold cut are then exactly those of the full product.
 
-Without ``simsimd`` installed the prefilter is off and every query is the full product.
+When scores crowd (many rows within ``2B`` of the k-th), the prefilter cannot narrow the
+search and costs an extra product; after :data:`MISSES` such searches in a row the index skips
+it for the next :data:`SKIP` searches. Without ``simsimd`` installed the prefilter is off and
+every query is the full product.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ try:  # optional at import time: without it every query is one full float32 prod
 except ImportError:  # pragma: no cover - simsimd is a dependency; exercised by a monkeypatch test
     _simsimd = None  # type: ignore[assignment]
 
-__all__ = ["MIN_ROWS", "NEAR", "Int8Prefilter", "available"]
+__all__ = ["MIN_ROWS", "MISSES", "NEAR", "SKIP", "Int8Prefilter", "available"]
 
 # below this many rows one float32 product is already cheap (a few hundred microseconds)
 MIN_ROWS = 2048
@@ -45,8 +49,14 @@ MIN_ROWS = 2048
 NEAR = 1e-6
 # quantisation works on blocks of this many rows (bounded temporaries)
 _BLOCK = 4096
-# the int8 product runs on this many threads (the machines we target have two cores or more)
+# the int8 product runs on two threads from this many rows on (below, starting the threads
+# costs more than it saves)
+_THREADED_ROWS = 65536
 _THREADS = 2
+# after this many searches in a row that the prefilter could not narrow (too many candidates:
+# crowded scores), the next SKIP searches go straight to the full product
+MISSES = 4
+SKIP = 32
 
 
 def available() -> bool:
@@ -148,7 +158,10 @@ class Int8Prefilter:
         fp_error = 2.0 * self._dim * 2.0**-24 * (max_code + max_resid) * q_norm
         bound = bound * (1.0 + 1e-6) + fp_error + 1e-9
         dots = _simsimd.cdist(
-            self.codes[:n], p.astype(np.int8)[None, :], metric="dot", threads=_THREADS
+            self.codes[:n],
+            p.astype(np.int8)[None, :],
+            metric="dot",
+            threads=_THREADS if n >= _THREADED_ROWS else 1,
         )
         est = np.asarray(dots, dtype=np.float64).reshape(-1)
         est *= self.scale[:n]

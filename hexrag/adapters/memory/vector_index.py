@@ -178,6 +178,8 @@ class MemoryVectorIndex:
         self._row: dict[str, int] = {}
         self._scope: _ScopeIndex | None = None
         self._pf = Int8Prefilter(0, self._dim)
+        self._pf_misses = 0  # searches in a row the prefilter could not narrow
+        self._pf_skip = 0  # searches left that go straight to the full product
 
     # -- construction from arrays ------------------------------------------------------
 
@@ -358,9 +360,12 @@ class MemoryVectorIndex:
         if scope is not None and not scope.is_empty:
             mask = self._build_scope().mask(scope, n)
         if n >= _prefilter.MIN_ROWS and norm > 0 and _prefilter.available():
-            hits = self._query_prefiltered(q, n, top_k, mask)
-            if hits is not None:
-                return hits
+            if self._pf_skip > 0:
+                self._pf_skip -= 1
+            else:
+                hits = self._query_prefiltered(q, n, top_k, mask)
+                if hits is not None:
+                    return hits
         scores = self._matrix[:n] @ q
         np.clip(scores, -1.0, 1.0, out=scores)
         ok = scores >= threshold
@@ -392,7 +397,12 @@ class MemoryVectorIndex:
         and the threshold) closer than :data:`~.prefilter.NEAR`."""
         rows = self._pf.candidates(q, n, self._threshold, top_k, mask)
         if rows.size > n // 8:
+            self._pf_misses += 1
+            if self._pf_misses >= _prefilter.MISSES:
+                self._pf_misses = 0
+                self._pf_skip = _prefilter.SKIP
             return None
+        self._pf_misses = 0
         if rows.size == 0:
             return []
         pad = (-rows.size) % 4  # score every row with OpenBLAS's four-row kernel
