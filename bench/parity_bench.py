@@ -6,7 +6,9 @@ working directory (cached in ``bench/data/``), and then, in one run:
 
 * times LightRAG's ``aquery_data`` and hexrag's ``query_data`` (context build only: no LLM,
   no rerank, keywords supplied) for every mode, under both chunk pick methods (``VECTOR``,
-  LightRAG's default, and ``WEIGHT``, its fastest), median over the queries;
+  LightRAG's default, and ``WEIGHT``, its fastest), median over the queries; by default each
+  side runs a mode's queries in a block, blocks alternating (``--order interleaved``: every
+  query on both sides back to back, see ``_latency_job``);
 * times the *floor* of each mode: the exact top-k vector searches the mode needs (numpy over
   the loaded matrices, query vectors precomputed) plus tokenising hexrag's final context once;
 * measures load time (LightRAG ``LightRAG(...)`` + ``initialize_storages()`` vs hexrag
@@ -189,17 +191,24 @@ async def _memory_job(job: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _latency_job(job: dict[str, Any]) -> dict[str, Any]:
-    """Both sides loaded in one process; every query timed on both, interleaved.
+    """Both sides loaded in one process; every query timed on both.
 
-    Interleaving (LightRAG first on even queries, hexrag first on odd ones) exposes both sides
-    to the same machine noise. ``gc.freeze()`` after loading keeps either side's heap from
-    being scanned by collections the other side triggers.
+    ``order="blocked"`` (the default): per mode, each side runs all the queries in a block,
+    as a service answering only its own queries would; the blocks alternate (LightRAG then
+    hexrag on even repeats, hexrag then LightRAG on odd ones) so both sides see the same
+    machine drift. ``order="interleaved"``: every query runs on both sides back to back
+    (LightRAG first on even queries, hexrag first on odd ones); each side then runs right after
+    the other, in its leftovers: evicted CPU caches, and OpenBLAS worker threads that spin for
+    about 0.1 s after LightRAG's mat-vecs and hold the second core. ``gc.freeze()`` after
+    loading keeps either side's heap from being scanned by collections the other triggers.
     """
     pick, size = job["pick"], job["size"]
+    order = job.get("order", "blocked")
     wd = LightRAGDir(Path(job["root"]), job["workspace"])
     queries = _queries(job)
     embedder = parity_embedder(DIM)
     rag = await open_lightrag(wd, embedder, kg_chunk_pick_method=pick)
+    handle = {"rag": rag}
     engine = await open_hexrag(wd.path, embedder, kg_chunk_pick_method=pick)
     gc.collect()
     gc.freeze()
@@ -207,37 +216,57 @@ async def _latency_job(job: dict[str, Any]) -> dict[str, Any]:
     lat: dict[str, dict[str, list[float]]] = {"lightrag": {}, "hexrag": {}}
     bad, total = 0, 0
     notes: list[str] = []
+
+    async def lr_run(mode: str, q: KeywordQuery) -> tuple[float, Any]:
+        return await _timed(lightrag_query_data(handle["rag"], mode, q))
+
+    async def hx_run(mode: str, q: KeywordQuery) -> tuple[float, Any]:
+        if not job.get("warm"):
+            _cold()
+        return await _timed(hexrag_query_data(engine, mode, q))
+
     for mode in MODES:
         await lightrag_query_data(rag, mode, queries[0])  # warm-up
         await hexrag_query_data(engine, mode, queries[0])
-        lr_t: list[float] = []
-        hx_t: list[float] = []
-        for qi, q in enumerate(queries):
-            lr_runs, hx_runs = [], []
-            lr_data: Any = None
-            hx_data: Any = None
-            if job.get("warm"):
-                # steady state: memo caches kept, and this query's text seen once before
+        n = len(queries)
+        lr_runs: list[list[float]] = [[] for _ in range(n)]
+        hx_runs: list[list[float]] = [[] for _ in range(n)]
+        lr_data: list[Any] = [None] * n
+        hx_data: list[Any] = [None] * n
+        if job.get("warm"):
+            # steady state: memo caches kept, and each query's text seen once before
+            for q in queries:
                 await lightrag_query_data(rag, mode, q)
                 await hexrag_query_data(engine, mode, q)
-            for r in range(job["repeat"]):
-                if not job.get("warm"):
-                    _cold()
-                if (qi + r) % 2 == 0:
-                    dt_l, lr_data = await _timed(lightrag_query_data(rag, mode, q))
-                    dt_h, hx_data = await _timed(hexrag_query_data(engine, mode, q))
-                else:
-                    dt_h, hx_data = await _timed(hexrag_query_data(engine, mode, q))
-                    dt_l, lr_data = await _timed(lightrag_query_data(rag, mode, q))
-                lr_runs.append(dt_l)
-                hx_runs.append(dt_h)
-            lr_t.append(statistics.median(lr_runs))
-            hx_t.append(statistics.median(hx_runs))
-            if job["check"]:
+        for r in range(job["repeat"]):
+            if order == "blocked":
+                sides = ("lightrag", "hexrag") if r % 2 == 0 else ("hexrag", "lightrag")
+                for side in sides:
+                    for qi, q in enumerate(queries):
+                        if side == "lightrag":
+                            dt, lr_data[qi] = await lr_run(mode, q)
+                            lr_runs[qi].append(dt)
+                        else:
+                            dt, hx_data[qi] = await hx_run(mode, q)
+                            hx_runs[qi].append(dt)
+            else:
+                for qi, q in enumerate(queries):
+                    if (qi + r) % 2 == 0:
+                        dt_l, lr_data[qi] = await lr_run(mode, q)
+                        dt_h, hx_data[qi] = await hx_run(mode, q)
+                    else:
+                        dt_h, hx_data[qi] = await hx_run(mode, q)
+                        dt_l, lr_data[qi] = await lr_run(mode, q)
+                    lr_runs[qi].append(dt_l)
+                    hx_runs[qi].append(dt_h)
+        lr_t = [statistics.median(v) for v in lr_runs]
+        hx_t = [statistics.median(v) for v in hx_runs]
+        if job["check"]:
+            for qi, q in enumerate(queries):
                 total += 1
                 lr_ctx = await lightrag_context(rag, mode, q)
                 hx_ctx = await hexrag_context(engine, mode, q)
-                diffs = diff_query_data(lr_data, hx_data, exact=exact)
+                diffs = diff_query_data(lr_data[qi], hx_data[qi], exact=exact)
                 diffs += (
                     diff_context(lr_ctx, hx_ctx) if exact else diff_context_as_sets(lr_ctx, hx_ctx)
                 )
@@ -245,7 +274,7 @@ async def _latency_job(job: dict[str, Any]) -> dict[str, Any]:
                     bad += 1
                     if len(notes) < 3:
                         notes.append(f"{mode} {q.label}: {diffs[0][:300]}")
-            embedder.calls.clear()
+        embedder.calls.clear()
         lat["lightrag"][mode] = lr_t
         lat["hexrag"][mode] = hx_t
     out: dict[str, Any] = {
@@ -255,6 +284,7 @@ async def _latency_job(job: dict[str, Any]) -> dict[str, Any]:
         "parity": {"bad": bad, "total": total, "notes": notes},
     }
     await rag.finalize_storages()
+    handle.clear()
     del rag
     gc.unfreeze()
     gc.collect()
@@ -369,7 +399,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--sizes", default="1k,10k,100k", help="comma-separated: 1k,10k,100k")
     ap.add_argument("--queries", type=int, default=12, help="queries per mode (median over them)")
-    ap.add_argument("--repeat", type=int, default=1, help="timed runs per query (median)")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=2,
+        help="timed runs per query (median); with --order blocked, the blocks alternate",
+    )
+    ap.add_argument(
+        "--order",
+        choices=("blocked", "interleaved"),
+        default="blocked",
+        help="blocked: per mode, each side runs all queries in a block, blocks alternating "
+        "(default); interleaved: every query on both sides back to back",
+    )
     ap.add_argument("--data-dir", default=str(DATA_DIR), help="cache of generated workdirs")
     ap.add_argument("--no-check", action="store_true", help="skip the result comparison")
     ap.add_argument(
@@ -430,12 +472,13 @@ def main() -> None:
                 {**base, "kind": "memory", "side": side}
             )
         for pick in PICKS:
-            print(f"[{s}] latency, {pick} (both sides, interleaved) ...", flush=True)
+            print(f"[{s}] latency, {pick} (both sides, {args.order}) ...", flush=True)
             job = {
                 **base,
                 "kind": "latency",
                 "pick": pick,
                 "repeat": args.repeat,
+                "order": args.order,
                 "warm": args.warm,
                 "check": not args.no_check,
                 "floor": pick == "WEIGHT",
@@ -444,7 +487,7 @@ def main() -> None:
             all_results[f"{s}:latency:{pick}"] = _run_worker(job)
     if args.json:
         Path(args.json).write_text(json.dumps(all_results, ensure_ascii=False))
-    print(report(sizes, all_results, check=not args.no_check, warm=args.warm))
+    print(report(sizes, all_results, check=not args.no_check, warm=args.warm, order=args.order))
 
 
 def _n_queries(res: dict[str, Any]) -> int:
@@ -454,7 +497,14 @@ def _n_queries(res: dict[str, Any]) -> int:
     return 0
 
 
-def report(sizes: list[str], res: dict[str, Any], *, check: bool, warm: bool = False) -> str:
+def report(
+    sizes: list[str],
+    res: dict[str, Any],
+    *,
+    check: bool,
+    warm: bool = False,
+    order: str = "blocked",
+) -> str:
     """The Markdown table of medians and ratios (plus load, memory and parity lines)."""
     import os
     import platform
@@ -466,7 +516,12 @@ def report(sizes: list[str], res: dict[str, Any], *, check: bool, warm: bool = F
         "",
         "Median context-build latency in ms (no LLM, no rerank, keywords supplied) over the"
         " queries; ratio = LightRAG / hexrag, like for like (same chunk pick method, same"
-        " process, interleaved; "
+        " process, "
+        + (
+            "each side's queries in alternating blocks; "
+            if order == "blocked"
+            else "each query on both sides back to back; "
+        )
         + (
             "warm: each query run once untimed first, memo caches kept)."
             if warm
