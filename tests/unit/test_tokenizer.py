@@ -586,3 +586,43 @@ def test_lines_tokens_and_the_fitting_fast_path(rows: list[str], data: st.DataOb
         rows, "\n", budget
     )
     assert tk.lines_tokens(["x", "", "{"], tok) is None  # an empty line is no restart point
+
+
+@given(
+    st.text(
+        alphabet=st.one_of(
+            st.characters(exclude_categories=()),
+            st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF, exclude_categories=()),
+        )
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_surrogate_check_matches_a_regex_scan(text: str) -> None:
+    """The UTF-16 check finds a lone surrogate exactly when the regex scan does."""
+    assert tk._has_surrogate(text) == (tk._SURROGATE.search(text) is not None)
+    assert tk._has_surrogate(text + "\ud800")
+    assert tk._has_surrogate("\udfff" + text)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_lone_surrogates_are_counted_as_tiktoken_counts_them(fast: bool) -> None:
+    """The segment counters refuse lone surrogates (so no scan precedes them); every public
+    count then takes tiktoken's own surrogate repair, as LightRAG does."""
+    tok = TiktokenTokenizer("o200k_base", fast_count=fast)
+    with pytest.raises(UnicodeEncodeError):
+        tok._count("a \ud800 b")
+    texts = [
+        "abc \ud800 def\n{x}\n" * 5,
+        '{"content": "caf\udce9"}\n{"content": "ok"}',
+        "\udfff",
+        "plain\n{line}",
+    ]
+    for text in texts:
+        tk.clear_token_caches()
+        assert tok.count_tokens(text) == len(tok.encoding.encode_ordinary(text)), text
+    lines = ['{"a": "x \ud83d y"}', '{"b": "fine"}', '{"c": "\udc00"}'] * 3
+    assert tk.lines_tokens(lines, tok) is None
+    for budget in (3, 9, 30):
+        assert truncate_list_by_token_size(lines, "\n", budget, tok) == ref_truncate_list(
+            lines, "\n", budget
+        )
