@@ -14,7 +14,7 @@ from hexrag.core.pick import cosine_scores
 from hexrag.core.scope import scope_values
 
 from . import prefilter as _prefilter
-from .prefilter import Int8Prefilter
+from .prefilter import Int8Prefilter, row_products
 
 _SCOPE_FIELDS = ("product_id", "category_id", "doc_ids")
 # metadata keys that scope_values reads; used to memoise it while building the scope index
@@ -393,10 +393,11 @@ class MemoryVectorIndex:
         self, q: np.ndarray, n: int, top_k: int, mask: np.ndarray | None
     ) -> list[VectorHit] | None:
         """The search through the int8 prefilter (:mod:`.prefilter`), or ``None`` when the
-        full product must decide: too many candidates, or two deciding scores (or a score
-        and the threshold) closer than :data:`~.prefilter.NEAR`."""
+        full product must decide: too many candidates (over a quarter of the rows), or two
+        deciding scores (or a score and the threshold) closer than :data:`~.prefilter.NEAR`.
+        The candidates are scored by :func:`~.prefilter.row_products`."""
         rows = self._pf.candidates(q, n, self._threshold, top_k, mask)
-        if rows.size > n // 8:
+        if rows.size > n // 4:
             self._pf_misses += 1
             if self._pf_misses >= _prefilter.MISSES:
                 self._pf_misses = 0
@@ -405,9 +406,7 @@ class MemoryVectorIndex:
         self._pf_misses = 0
         if rows.size == 0:
             return []
-        pad = (-rows.size) % 4  # score every row with OpenBLAS's four-row kernel
-        idx = np.concatenate([rows, np.repeat(rows[:1], pad)]) if pad else rows
-        scores = (self._matrix[idx] @ q)[: rows.size]
+        scores = row_products(self._matrix, rows, q)
         np.clip(scores, -1.0, 1.0, out=scores)
         threshold = np.float32(self._threshold)
         if np.any(np.abs(scores.astype(np.float64) - float(threshold)) < _prefilter.NEAR):

@@ -11,8 +11,9 @@ keep a float16 copy of their raw vector, as NanoVectorDB does when it flushes.
 
 The rows are held widened to float64 (exact: every float16 is a float64), 8 bytes per value
 for the chunks file only (about 77 MB for 25k chunks of 384 dimensions), because LightRAG
-scores them in float64: VECTOR picking is then one matrix-vector product with no conversion
-per query, over all rows when the candidates are a large share of them.
+scores them in float64: VECTOR picking then gathers and scores the candidate rows with no
+conversion per query, in small single-thread products
+(:func:`~hexrag.adapters.memory.prefilter.row_products`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hexrag.adapters.memory import MemoryVectorIndex
+from hexrag.adapters.memory.prefilter import row_products
 from hexrag.core.model import VectorRecord
 from hexrag.core.pick import cosine_from_dots, cosine_scores, row_norms
 
@@ -99,9 +101,9 @@ class NanoRowVectorIndex(MemoryVectorIndex):
         """Cosines of the float16 row vectors of ``ids`` with ``vector``, scored in place.
 
         The same numbers as :meth:`get_vectors` + :func:`~hexrag.core.pick.cosine_scores`
-        (float64 arithmetic on the float16 values) without copying vectors out: one product
-        over all rows when the ids name at least a third of them, else over the gathered
-        rows. Ids without a row vector are scored by the normalised matrix.
+        (float64 arithmetic on the float16 values) without copying vectors out
+        (:func:`~hexrag.adapters.memory.prefilter.row_products`). Ids without a row vector are
+        scored by the normalised matrix.
         """
         n = len(ids)
         try:  # the usual case, every id has a row: one C-level pass
@@ -114,10 +116,7 @@ class NanoRowVectorIndex(MemoryVectorIndex):
         if hit.any():
             found = rows[hit]
             q = np.asarray(vector, dtype=np.float64)
-            if 3 * len(found) >= len(self._rows64):
-                dots = (self._rows64 @ q)[found]
-            else:
-                dots = self._rows64[found] @ q
+            dots = row_products(self._rows64, found, q)
             out[hit] = cosine_from_dots(dots, self._norms[found], q)
         if hit.all():
             return out
