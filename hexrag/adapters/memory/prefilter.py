@@ -76,24 +76,40 @@ _SINGLE_THREAD_ELEMENTS = 9216
 def row_products(matrix: np.ndarray, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
     """``matrix[rows] @ q``, bit for bit, without waking OpenBLAS's worker threads.
 
-    The rows are scored in calls small enough to run on one thread, each a multiple of four
+    The rows are scored in mat-vecs small enough to run on one thread, each a multiple of four
     rows (OpenBLAS scores groups of four rows with one kernel and leftover rows with another
-    whose last bits differ; the last call is padded by repeating a row), so every score is the
-    one the full product gives a row outside OpenBLAS's per-thread leftovers.
+    whose last bits differ; short blocks are padded by repeating a row), so every score is the
+    one the full product gives a row outside OpenBLAS's per-thread leftovers. One
+    ``np.matmul`` over a stack of blocks runs them all from C. When the rows are a third of
+    the matrix or more, the blocks are views of the matrix itself (no gather).
     """
     m = rows.size
-    out = np.empty(m, dtype=np.result_type(matrix.dtype, q.dtype))
+    n, dim = matrix.shape
+    dtype = np.result_type(matrix.dtype, q.dtype)
     if m == 0:
-        return out
-    step = max(4, (_SINGLE_THREAD_ELEMENTS - 1) // max(1, matrix.shape[1]) // 4 * 4)
-    pad = (-m) % 4
+        return np.empty(0, dtype=dtype)
+    step = min(64, max(4, (_SINGLE_THREAD_ELEMENTS - 1) // max(1, dim) // 4 * 4))
+    if 3 * m >= n and n >= step:
+        whole = n // step * step
+        head = np.matmul(matrix[:whole].reshape(-1, step, dim), q).reshape(-1)
+        if whole == n:
+            return head[rows]
+        tail = _blocks(matrix, np.arange(whole, n), q, step)
+        return np.concatenate([head, tail])[rows]
+    return _blocks(matrix, rows, q, step)
+
+
+def _blocks(matrix: np.ndarray, rows: np.ndarray, q: np.ndarray, step: int) -> np.ndarray:
+    m, dim = rows.size, matrix.shape[1]
+    pad = -m % step
     idx = np.concatenate([rows, np.repeat(rows[:1], pad)]) if pad else rows
-    for lo in range(0, m, step):
-        block = matrix[idx[lo : lo + step]]
-        got = block @ q
-        hi = min(m, lo + step)
-        out[lo:hi] = got[: hi - lo]
-    return out
+    # gather about 512 KB at a time, so the gathered rows are still in cache when scored
+    chunk = step * max(1, (1 << 19) // (step * dim * matrix.itemsize))
+    out = np.empty(idx.size, dtype=np.result_type(matrix.dtype, q.dtype))
+    for lo in range(0, idx.size, chunk):
+        part = matrix[idx[lo : lo + chunk]]
+        out[lo : lo + part.shape[0]] = np.matmul(part.reshape(-1, step, dim), q).reshape(-1)
+    return out[:m]
 
 
 def available() -> bool:
