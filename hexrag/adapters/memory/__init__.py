@@ -1,5 +1,6 @@
 """In-memory adapters: real implementations of every port, used by tests, demos and the
-LightRAG working-directory loader. No I/O; numpy and networkx only."""
+LightRAG working-directory loader. No I/O; numpy and networkx, plus simsimd's int8 kernel for
+the vector index's exact prefilter (:mod:`hexrag.adapters.memory.prefilter`; optional)."""
 
 from __future__ import annotations
 

@@ -159,6 +159,11 @@ class MemoryVectorIndex:
     * a query is one matrix-vector product, the scope mask applied **before** ranking, then
       ``np.argpartition`` and an exact ``(-score, id)`` ordering of the candidates (ties at
       the ``top_k`` cut included);
+    * from :data:`~.prefilter.MIN_ROWS` rows on, an int8 copy of the rows
+      (:class:`~.prefilter.Int8Prefilter`, a quarter of the matrix's memory, kept in step with
+      every write) bounds every row's score first, and only the rows that can still reach the
+      threshold and the top ``top_k`` are scored in float32: same hits, same order, a quarter
+      of the memory traffic;
     * the scope index (per field: value -> rows) is built on the first scoped query and kept up
       to date afterwards, so bulk loads do not pay for it.
 
