@@ -34,6 +34,8 @@ every query is the full product.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 try:  # optional at import time: without it every query is one full float32 product
@@ -60,7 +62,7 @@ _BLOCK = 4096
 # the int8 product runs on two threads from this many rows on (below, starting the threads
 # costs more than it saves)
 _THREADED_ROWS = 65536
-_THREADS = 2
+_THREADS = min(2, os.cpu_count() or 1)
 # after this many searches in a row that the prefilter could not narrow (too many candidates:
 # crowded scores), the next SKIP searches go straight to the full product
 MISSES = 4
