@@ -17,13 +17,13 @@ any result**:
   can only be in the top ``k`` if ``a >= a_k - 2B`` where ``a_k`` is the k-th largest
   estimate among those rows.
 
-The few hundred rows left are scored exactly, by the same float32 product the full search
-uses, on a gathered block padded to a multiple of four rows (OpenBLAS's float32 mat-vec scores
-groups of four rows with one kernel and leftover rows with another, whose last bits differ).
-The caller then ranks exactly as before. Because scores of a gathered block can still differ
-from the full product's in the last bits when the full product put a row in a leftover group,
-the caller falls back to the full product whenever two kept scores, or a score and the
-threshold, are closer than :data:`NEAR` (the differences seen are below ``3e-8``): the
+The few hundred rows left are scored exactly, by the same float32 product the full search uses
+(:func:`row_products`: gathered blocks of a multiple of four rows, because OpenBLAS's float32
+mat-vec scores groups of four rows with one kernel and leftover rows with another, whose last
+bits differ). The caller then ranks exactly as before. Because scores of a gathered block can
+still differ from the full product's in the last bits when the full product put a row in a
+leftover group, the caller falls back to the full product whenever two kept scores, or a score
+and the threshold, are closer than :data:`NEAR` (the differences seen are below ``3e-8``): the
 ranking and the threshold cut are then exactly those of the full product.
 
 When scores crowd (many rows within ``2B`` of the k-th), the prefilter cannot narrow the
