@@ -190,6 +190,18 @@ async def _memory_job(job: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _schedule(order: str, repeat: int, n: int) -> list[tuple[str, int]]:
+    """The (side, query index) runs of one repeat, in order (see :func:`_latency_job`)."""
+    first, second = ("lightrag", "hexrag") if repeat % 2 == 0 else ("hexrag", "lightrag")
+    if order == "blocked":
+        return [(side, qi) for side in (first, second) for qi in range(n)]
+    out = []
+    for qi in range(n):
+        pair = ("lightrag", "hexrag") if (qi + repeat) % 2 == 0 else ("hexrag", "lightrag")
+        out += [(side, qi) for side in pair]
+    return out
+
+
 async def _latency_job(job: dict[str, Any]) -> dict[str, Any]:
     """Both sides loaded in one process; every query timed on both.
 
@@ -208,7 +220,6 @@ async def _latency_job(job: dict[str, Any]) -> dict[str, Any]:
     queries = _queries(job)
     embedder = parity_embedder(DIM)
     rag = await open_lightrag(wd, embedder, kg_chunk_pick_method=pick)
-    handle = {"rag": rag}
     engine = await open_hexrag(wd.path, embedder, kg_chunk_pick_method=pick)
     gc.collect()
     gc.freeze()
@@ -217,56 +228,36 @@ async def _latency_job(job: dict[str, Any]) -> dict[str, Any]:
     bad, total = 0, 0
     notes: list[str] = []
 
-    async def lr_run(mode: str, q: KeywordQuery) -> tuple[float, Any]:
-        return await _timed(lightrag_query_data(handle["rag"], mode, q))
-
-    async def hx_run(mode: str, q: KeywordQuery) -> tuple[float, Any]:
-        if not job.get("warm"):
-            _cold()
-        return await _timed(hexrag_query_data(engine, mode, q))
-
     for mode in MODES:
         await lightrag_query_data(rag, mode, queries[0])  # warm-up
         await hexrag_query_data(engine, mode, queries[0])
         n = len(queries)
-        lr_runs: list[list[float]] = [[] for _ in range(n)]
-        hx_runs: list[list[float]] = [[] for _ in range(n)]
-        lr_data: list[Any] = [None] * n
-        hx_data: list[Any] = [None] * n
+        runs: dict[str, list[list[float]]] = {side: [[] for _ in range(n)] for side in lat}
+        data: dict[str, list[Any]] = {side: [None] * n for side in lat}
         if job.get("warm"):
             # steady state: memo caches kept, and each query's text seen once before
             for q in queries:
                 await lightrag_query_data(rag, mode, q)
                 await hexrag_query_data(engine, mode, q)
         for r in range(job["repeat"]):
-            if order == "blocked":
-                sides = ("lightrag", "hexrag") if r % 2 == 0 else ("hexrag", "lightrag")
-                for side in sides:
-                    for qi, q in enumerate(queries):
-                        if side == "lightrag":
-                            dt, lr_data[qi] = await lr_run(mode, q)
-                            lr_runs[qi].append(dt)
-                        else:
-                            dt, hx_data[qi] = await hx_run(mode, q)
-                            hx_runs[qi].append(dt)
-            else:
-                for qi, q in enumerate(queries):
-                    if (qi + r) % 2 == 0:
-                        dt_l, lr_data[qi] = await lr_run(mode, q)
-                        dt_h, hx_data[qi] = await hx_run(mode, q)
-                    else:
-                        dt_h, hx_data[qi] = await hx_run(mode, q)
-                        dt_l, lr_data[qi] = await lr_run(mode, q)
-                    lr_runs[qi].append(dt_l)
-                    hx_runs[qi].append(dt_h)
-        lr_t = [statistics.median(v) for v in lr_runs]
-        hx_t = [statistics.median(v) for v in hx_runs]
+            for side, qi in _schedule(order, r, n):
+                q = queries[qi]
+                if side == "lightrag":
+                    call = lightrag_query_data(rag, mode, q)
+                else:
+                    if not job.get("warm"):
+                        _cold()
+                    call = hexrag_query_data(engine, mode, q)
+                dt, data[side][qi] = await _timed(call)
+                runs[side][qi].append(dt)
+        for side in lat:
+            lat[side][mode] = [statistics.median(v) for v in runs[side]]
         if job["check"]:
             for qi, q in enumerate(queries):
                 total += 1
                 lr_ctx = await lightrag_context(rag, mode, q)
                 hx_ctx = await hexrag_context(engine, mode, q)
-                diffs = diff_query_data(lr_data[qi], hx_data[qi], exact=exact)
+                diffs = diff_query_data(data["lightrag"][qi], data["hexrag"][qi], exact=exact)
                 diffs += (
                     diff_context(lr_ctx, hx_ctx) if exact else diff_context_as_sets(lr_ctx, hx_ctx)
                 )
@@ -275,8 +266,6 @@ async def _latency_job(job: dict[str, Any]) -> dict[str, Any]:
                     if len(notes) < 3:
                         notes.append(f"{mode} {q.label}: {diffs[0][:300]}")
         embedder.calls.clear()
-        lat["lightrag"][mode] = lr_t
-        lat["hexrag"][mode] = hx_t
     out: dict[str, Any] = {
         "pick": pick,
         "size": size,
@@ -284,7 +273,6 @@ async def _latency_job(job: dict[str, Any]) -> dict[str, Any]:
         "parity": {"bad": bad, "total": total, "notes": notes},
     }
     await rag.finalize_storages()
-    handle.clear()
     del rag
     gc.unfreeze()
     gc.collect()
