@@ -151,10 +151,7 @@ class Int8Prefilter:
 
     def set_rows(self, start: int, block: np.ndarray) -> None:
         """Quantise ``block`` (float32 rows) into rows ``start .. start + len(block)``."""
-        for lo in range(0, block.shape[0], _BLOCK):
-            part = block[lo : lo + _BLOCK]
-            self._quantise(slice(start + lo, start + lo + part.shape[0]), part)
-        self._max = None
+        self.set_rows_at(np.arange(start, start + block.shape[0]), block)
 
     def set_rows_at(self, rows: np.ndarray, block: np.ndarray) -> None:
         """Quantise ``block[i]`` (float32) into row ``rows[i]``."""
@@ -170,7 +167,7 @@ class Int8Prefilter:
         self.resid_norm[dst] = self.resid_norm[src]
         self._max = None
 
-    def _quantise(self, at: slice | np.ndarray, part: np.ndarray) -> None:
+    def _quantise(self, at: np.ndarray, part: np.ndarray) -> None:
         amax = np.abs(part).max(axis=1).astype(np.float64)
         scale = amax / 127.0
         inv = np.divide(1.0, scale, out=np.zeros_like(scale), where=scale > 0)
