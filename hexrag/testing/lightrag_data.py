@@ -49,6 +49,7 @@ __all__ = [
     "GENERATOR_VERSION",
     "GRAPH_FIELD_SEP",
     "PARITY_DATASETS",
+    "PARITY_EMBEDDERS",
     "PARITY_QUERIES",
     "Dataset",
     "DatasetSpec",
@@ -266,6 +267,10 @@ class DatasetSpec:
     missing_description_fraction: float = 0.005  # graph nodes without a description
     dangling_chunk_fraction: float = 0.01  # entities naming a chunk id that no longer exists
     orphan_vector_entities: int = 2  # entity vectors whose graph node is gone
+    # Duplicated texts: this fraction of entities (relations) carries, word for word, the
+    # description of an earlier entity of the same type (an earlier relation). With the plain
+    # hashing embedder that makes exact cosine ties (the tie-heavy parity dataset).
+    duplicate_description_fraction: float = 0.0
 
     @property
     def relations(self) -> int:
@@ -699,6 +704,9 @@ def generate_dataset(spec: DatasetSpec) -> Dataset:
             rel.src, rel.tgt = rel.tgt, rel.src
         rel.legacy_unsorted = rel.src > rel.tgt and rng.random() < spec.legacy_relation_fraction * 2
 
+    if spec.duplicate_description_fraction > 0:
+        _duplicate_descriptions(spec, entities, relations)
+
     for k in range(spec.orphan_vector_entities):
         name = names.make("component")
         entities.append(
@@ -721,6 +729,23 @@ def generate_dataset(spec: DatasetSpec) -> Dataset:
         docs=docs,
         products=products,
     )
+
+
+def _duplicate_descriptions(
+    spec: DatasetSpec, entities: list[GenEntity], relations: list[GenRelation]
+) -> None:
+    """Copy descriptions word for word (a separate random stream, so datasets without
+    duplication are unchanged)."""
+    rng = random.Random(spec.seed * 7919 + 1)
+    by_type: dict[str, list[GenEntity]] = {}
+    for ent in entities:
+        earlier = by_type.setdefault(ent.entity_type, [])
+        if earlier and rng.random() < spec.duplicate_description_fraction:
+            ent.description = rng.choice(earlier).description
+        earlier.append(ent)
+    for i, rel in enumerate(relations):
+        if i and rng.random() < spec.duplicate_description_fraction:
+            rel.description = relations[rng.randrange(i)].description
 
 
 def keyword_queries(
@@ -1272,8 +1297,25 @@ PARITY_DATASETS: dict[str, DatasetSpec] = {
 }
 """Datasets of the parity suite, small enough for CI (2 cores, < 2 minutes)."""
 
-PARITY_QUERIES: dict[str, int] = {"zipf1k": 9, "flat300": 5}
+PARITY_DATASETS["ties300"] = DatasetSpec(
+    # Exact cosine ties everywhere: duplicated descriptions, templated texts, and the plain
+    # hashing embedder (PARITY_EMBEDDERS), whose small-integer vectors tie often. LightRAG's
+    # NanoVectorDB order among equal scores must be reproduced, not avoided.
+    n_entities=300,
+    seed=29,
+    n_products=12,
+    chunks_per_entity=0.8,
+    relations_per_chunk=10,
+    chunk_words=(40, 120),
+    duplicate_description_fraction=0.3,
+)
+
+PARITY_QUERIES: dict[str, int] = {"zipf1k": 9, "flat300": 5, "ties300": 6}
 """Number of :func:`keyword_queries` per parity dataset."""
+
+PARITY_EMBEDDERS: dict[str, str] = {"zipf1k": "jitter", "flat300": "jitter", "ties300": "hashing"}
+"""The embedder of each parity dataset: ``jitter`` (:class:`ParityEmbedder`, no exact ties)
+or ``hashing`` (hexrag's plain ``HashingEmbedder``: exact ties, the NanoVectorDB order)."""
 
 
 def require_lightrag() -> None:
@@ -1302,10 +1344,10 @@ class ParityEmbedder:
     """hexrag's ``HashingEmbedder`` plus a small deterministic per-text jitter.
 
     ``HashingEmbedder`` sums ±1 word features, so templated texts often get exactly the same
-    cosine with a query. Where scores are exactly equal the order is backend-defined
-    (NanoVectorDB: ``numpy.argsort``; hexrag: by id, see ``docs/compat.md``), which would make
-    an exact comparison test the tie-break instead of the pipeline. Real embedding models do
-    not produce exact ties, and neither does this one: each text's vector gets a Gaussian
+    cosine with a query. hexrag reproduces NanoVectorDB's order among equal scores on LightRAG
+    working directories (``docs/compat.md``; the ``ties300`` dataset tests exactly that with the
+    plain ``HashingEmbedder``); the other datasets use this embedder so that they test the
+    pipeline with ties out of the way, as real embedding models produce no exact ties: each text's vector gets a Gaussian
     jitter (about 2% of its length) seeded by the text's MD5, then is L2-normalised. Same text,
     same vector, in every process; both engines use this one object.
     """
@@ -1343,9 +1385,16 @@ class ParityEmbedder:
         return out
 
 
-def parity_embedder(dim: int = 384) -> ParityEmbedder:
-    """The deterministic embedder both sides use (:class:`ParityEmbedder`)."""
-    return ParityEmbedder(dim)
+def parity_embedder(dim: int = 384, *, kind: str = "jitter") -> Any:
+    """The deterministic embedder both sides use: :class:`ParityEmbedder` (``jitter``) or
+    hexrag's plain ``HashingEmbedder`` (``hashing``; see :data:`PARITY_EMBEDDERS`)."""
+    if kind == "jitter":
+        return ParityEmbedder(dim)
+    if kind == "hashing":
+        from hexrag.adapters.memory import HashingEmbedder
+
+        return HashingEmbedder(dim)
+    raise ValueError(f"unknown parity embedder {kind!r}: jitter or hashing")
 
 
 def parity_settings(kg_chunk_pick_method: str = "WEIGHT", **overrides: Any) -> Any:

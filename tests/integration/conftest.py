@@ -27,7 +27,7 @@ class ParityWorld:
     """Datasets on disk, with a LightRAG and a hexrag handle per (dataset, pick method)."""
 
     runner: asyncio.Runner
-    embedder: Any
+    embedders: dict[str, Any]
     root: Path
     dirs: dict[str, Any] = field(default_factory=dict)
     datasets: dict[str, Any] = field(default_factory=dict)
@@ -45,7 +45,7 @@ class ParityWorld:
         handle = self._lightrag.get((key, pick))
         if handle is None:
             handle = self.run(
-                open_lightrag(self.dirs[key], self.embedder, kg_chunk_pick_method=pick)
+                open_lightrag(self.dirs[key], self.embedders[key], kg_chunk_pick_method=pick)
             )
             self._lightrag[(key, pick)] = handle
         return handle
@@ -57,7 +57,7 @@ class ParityWorld:
         handle = self._hexrag.get((key, pick))
         if handle is None:
             handle = self.run(
-                open_hexrag(self.dirs[key].path, self.embedder, kg_chunk_pick_method=pick)
+                open_hexrag(self.dirs[key].path, self.embedders[key], kg_chunk_pick_method=pick)
             )
             self._hexrag[(key, pick)] = handle
         return handle
@@ -75,6 +75,7 @@ def parity_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ParityWor
     require_lightrag()
     from hexrag.testing.lightrag_data import (
         PARITY_DATASETS,
+        PARITY_EMBEDDERS,
         generate_dataset,
         parity_embedder,
         write_lightrag_workdir,
@@ -82,14 +83,16 @@ def parity_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ParityWor
 
     runner = asyncio.Runner()
     world = ParityWorld(
-        runner=runner, embedder=parity_embedder(), root=tmp_path_factory.mktemp("lightrag")
+        runner=runner,
+        embedders={key: parity_embedder(kind=PARITY_EMBEDDERS[key]) for key in PARITY_DATASETS},
+        root=tmp_path_factory.mktemp("lightrag"),
     )
     try:
         for key, spec in PARITY_DATASETS.items():
             ds = generate_dataset(spec)
             world.datasets[key] = ds
             world.dirs[key] = world.run(
-                write_lightrag_workdir(ds, world.root, world.embedder, workspace=key)
+                write_lightrag_workdir(ds, world.root, world.embedders[key], workspace=key)
             )
         yield world
     finally:

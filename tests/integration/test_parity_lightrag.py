@@ -11,9 +11,11 @@ context (``only_need_context=True``) must equal LightRAG's, byte for byte.
   depends on the process's hash seed.
 
 hexrag runs with its deliberate improvements switched off (``docs/compat.md``), e.g.
-``relation_lookup={"hybrid": "pair", "mix": "pair"}``. Both engines embed with
-``ParityEmbedder`` (hexrag's ``HashingEmbedder`` plus a deterministic per-text jitter that
-removes exact cosine ties, whose order is backend-defined). LightRAG never calls an LLM:
+``relation_lookup={"hybrid": "pair", "mix": "pair"}``. Both engines embed with the
+dataset's embedder (``PARITY_EMBEDDERS``): ``ParityEmbedder`` (hexrag's ``HashingEmbedder`` plus
+a deterministic per-text jitter that removes exact cosine ties) or, on the tie-heavy
+``ties300``, the plain ``HashingEmbedder``, where equal scores must fall in NanoVectorDB's
+order. LightRAG never calls an LLM:
 keywords are supplied, rerank is off, and its LLM function raises.
 
 Run: ``pip install -e '.[parity,test]' && pytest tests/integration/test_parity_lightrag.py``

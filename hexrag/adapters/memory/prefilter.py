@@ -167,6 +167,15 @@ class Int8Prefilter:
         self.resid_norm[dst] = self.resid_norm[src]
         self._max = None
 
+    def keep_rows(self, kept: np.ndarray) -> None:
+        """Rows ``kept`` (ascending) now live at ``0 .. len(kept)`` (a delete that keeps the
+        row order closed its gaps)."""
+        m = kept.size
+        self.codes[:m] = self.codes[kept]
+        for arr in (self.scale, self.code_norm, self.resid_norm):
+            arr[:m] = arr[kept]
+        self._max = None
+
     def _quantise(self, at: np.ndarray, part: np.ndarray) -> None:
         amax = np.abs(part).max(axis=1).astype(np.float64)
         scale = amax / 127.0

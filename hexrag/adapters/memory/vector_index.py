@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from . import prefilter as _prefilter
 from .prefilter import Int8Prefilter, row_products
 
 _SCOPE_FIELDS = ("product_id", "category_id", "doc_ids")
+
+TieOrder = Literal["id", "nanovectordb"]
+"""How a :class:`MemoryVectorIndex` orders equal scores (see its docstring)."""
 # metadata keys that scope_values reads; used to memoise it while building the scope index
 _SCOPE_KEYS = (
     "product_id",
@@ -41,6 +44,34 @@ def _normalise_rows(matrix: np.ndarray) -> None:
     """L2-normalise float32 rows in place (zero rows stay zero), without a full-size temporary."""
     norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
     np.divide(matrix, norms[:, None], out=matrix, where=norms[:, None] > 0)
+
+
+def _normalise_rows_like_nanovectordb(matrix: np.ndarray) -> None:
+    """In place, NanoVectorDB's ``row / np.linalg.norm(row)`` (zero rows stay zero)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for s in range(0, matrix.shape[0], 4096):
+            block = matrix[s : s + 4096]
+            norms = np.linalg.norm(block, axis=-1, keepdims=True)
+            np.divide(block, norms, out=block, where=norms > 0)
+
+
+def _nano_normalised(vector: Any) -> np.ndarray:
+    """NanoVectorDB's upsert: ``v / np.linalg.norm(v, axis=-1, keepdims=True)`` in the
+    vector's own dtype, then float32 (a zero vector stays zero here; NaN there, which
+    :meth:`MemoryVectorIndex._query_like_nanovectordb` reproduces)."""
+    v = _query_array(vector)
+    norm = np.linalg.norm(v, axis=-1, keepdims=True)
+    if not norm.any():
+        return np.zeros(v.shape, dtype=np.float32)
+    return (v / norm).astype(np.float32)
+
+
+def _query_array(vector: Any) -> np.ndarray:
+    """A vector as NanoVectorDB's arithmetic sees it: a float array keeps its dtype (LightRAG
+    passes the embedder's rows), anything else becomes float64 (``np.linalg.norm`` of a list)."""
+    if isinstance(vector, np.ndarray) and vector.dtype in (np.float32, np.float64):
+        return vector.reshape(-1)
+    return np.asarray(vector, dtype=np.float64).reshape(-1)
 
 
 class _ScopeIndex:
@@ -168,14 +199,42 @@ class MemoryVectorIndex:
       to date afterwards, so bulk loads do not pay for it.
 
     :meth:`get_vectors` returns the stored, normalised row (same direction as upserted).
+
+    ``tie_order`` says how equal scores are ordered:
+
+    * ``"id"`` (the default, the port's contract): by record id, ascending; a deleted row is
+      filled by the last row.
+    * ``"nanovectordb"``: unscoped queries rank exactly as NanoVectorDB 0.0.4.3 (LightRAG's
+      file vector storage) does: the query normalised as ``q / np.linalg.norm(q, axis=-1,
+      keepdims=True)`` in its own dtype, the full score vector ``np.dot(matrix, q)`` over all
+      rows in row order (a zero row scores NaN, as NanoVectorDB's 0/0 row does), its
+      ``np.argsort`` (last ``top_k``, reversed), and the cut at the first score below the
+      threshold. Rows keep NanoVectorDB's order: appended in first-occurrence order, updated in
+      place, and a delete closes the gap (``np.delete``), so ties fall as they fall in LightRAG.
+      The int8 prefilter still answers when it can prove the top ``top_k`` has no tie (its
+      near-tie guard), which gives the same ranking. Scoped queries (NanoVectorDB has no scope)
+      keep the id order. Used for indexes loaded from a LightRAG working directory.
     """
 
-    def __init__(self, namespace: str, dim: int, *, cosine_threshold: float = 0.2) -> None:
+    def __init__(
+        self,
+        namespace: str,
+        dim: int,
+        *,
+        cosine_threshold: float = 0.2,
+        tie_order: TieOrder = "id",
+    ) -> None:
         if dim <= 0:
             raise ConfigurationError(f"MemoryVectorIndex: dim must be positive, got {dim}")
+        if tie_order not in ("id", "nanovectordb"):
+            raise ConfigurationError(
+                f"MemoryVectorIndex: tie_order must be 'id' or 'nanovectordb', got {tie_order!r}"
+            )
         self._namespace = namespace
         self._dim = int(dim)
         self._threshold = float(cosine_threshold)
+        self._tie_order: TieOrder = tie_order
+        self._zero_rows: np.ndarray | None = None  # cache: rows of norm 0 (nanovectordb order)
         self._matrix = np.zeros((0, self._dim), dtype=np.float32)
         self._n = 0
         self._ids: list[str] = []
@@ -197,6 +256,7 @@ class MemoryVectorIndex:
         *,
         cosine_threshold: float = 0.2,
         normalized: bool = False,
+        tie_order: TieOrder = "id",
     ) -> MemoryVectorIndex:
         """Adopt ``matrix`` (float32, C-contiguous, shape ``(len(records), dim)``) without a copy.
 
@@ -213,13 +273,18 @@ class MemoryVectorIndex:
             raise ConfigurationError(
                 f"from_arrays: {matrix.shape[0]} rows but {len(records)} records"
             )
-        index = cls(namespace, matrix.shape[1], cosine_threshold=cosine_threshold)
+        index = cls(
+            namespace, matrix.shape[1], cosine_threshold=cosine_threshold, tie_order=tie_order
+        )
         ids = [r.id for r in records]
         row = {rid: i for i, rid in enumerate(ids)}
         if len(row) != len(ids):
             raise ConfigurationError("from_arrays: duplicate record ids")
         if not normalized:
-            _normalise_rows(matrix)
+            if tie_order == "nanovectordb":
+                _normalise_rows_like_nanovectordb(matrix)
+            else:
+                _normalise_rows(matrix)
         index._matrix = matrix
         index._pf = Int8Prefilter(matrix.shape[0], index._dim)
         index._pf.set_rows(0, matrix)
@@ -250,6 +315,11 @@ class MemoryVectorIndex:
     def cosine_threshold(self) -> float:
         """Minimum cosine a hit must reach."""
         return self._threshold
+
+    @property
+    def tie_order(self) -> TieOrder:
+        """``"id"`` or ``"nanovectordb"`` (see the class docstring)."""
+        return self._tie_order
 
     # -- writes --------------------------------------------------------------------------
 
@@ -285,8 +355,10 @@ class MemoryVectorIndex:
                     f"expected ({self._dim},) (embedding model/dimension mismatch); "
                     "nothing was written"
                 )
-            block[i] = vec
-        _normalise_rows(block)
+            block[i] = _nano_normalised(r.vector) if self._tie_order == "nanovectordb" else vec
+        if self._tie_order != "nanovectordb":
+            _normalise_rows(block)
+        self._zero_rows = None
         # last write of an id wins, also inside the batch
         last: dict[str, int] = {}
         for i, r in enumerate(records):
@@ -313,7 +385,11 @@ class MemoryVectorIndex:
         self._pf.set_rows_at(at, self._matrix[at])
 
     async def delete(self, ids: Sequence[str]) -> None:
-        """Remove by id (the last row fills the hole); unknown ids are ignored."""
+        """Remove by id; unknown ids are ignored. With ``tie_order="id"`` the last row fills
+        the hole; with ``"nanovectordb"`` the rows after it move up (``np.delete``)."""
+        if self._tie_order == "nanovectordb":
+            self._delete_keeping_order(ids)
+            return
         for rid in ids:
             row = self._row.pop(rid, None)
             if row is None:
@@ -331,6 +407,25 @@ class MemoryVectorIndex:
             if self._scope is not None:
                 self._scope.move_last_into(row)
             self._n = last
+
+    def _delete_keeping_order(self, ids: Sequence[str]) -> None:
+        gone = {row for rid in ids if (row := self._row.pop(rid, None)) is not None}
+        if not gone:
+            return
+        n = self._n
+        keep = np.ones(n, dtype=bool)
+        keep[np.fromiter(gone, dtype=np.intp, count=len(gone))] = False
+        kept = np.flatnonzero(keep)
+        m = kept.size
+        self._matrix[:m] = self._matrix[kept]
+        kept_rows = kept.tolist()
+        self._ids = [self._ids[i] for i in kept_rows]
+        self._records = [self._records[i] for i in kept_rows]
+        self._row = {rid: i for i, rid in enumerate(self._ids)}
+        self._n = m
+        self._pf.keep_rows(kept)
+        self._scope = None  # rebuilt on the next scoped query
+        self._zero_rows = None
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -352,6 +447,9 @@ class MemoryVectorIndex:
         n = self._n
         if n == 0 or top_k <= 0:
             return []
+        unscoped = scope is None or scope.is_empty
+        if self._tie_order == "nanovectordb" and unscoped:
+            return self._query_like_nanovectordb(vector, n, top_k)
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         if q.shape[0] != self._dim:
             raise ConfigurationError(
@@ -378,6 +476,54 @@ class MemoryVectorIndex:
             ok &= mask
         candidates = np.flatnonzero(ok)
         return self._ranked(candidates, scores[candidates], top_k)
+
+    def _zero_row_index(self, n: int) -> np.ndarray:
+        """Rows of norm 0 (cached until the next write)."""
+        if self._zero_rows is None:
+            self._zero_rows = np.flatnonzero(~self._matrix[:n].any(axis=1))
+        return self._zero_rows
+
+    def _query_like_nanovectordb(
+        self, vector: np.ndarray | Sequence[float], n: int, top_k: int
+    ) -> list[VectorHit]:
+        """NanoVectorDB 0.0.4.3's ``_cosine_query`` (no filter), bit for bit; the int8
+        prefilter answers instead when it can prove that no tie decides the result."""
+        q = _query_array(vector)
+        if q.ndim != 1 or q.shape[0] != self._dim:
+            raise ConfigurationError(
+                f"{self._namespace}: query vector has shape {q.shape}, expected ({self._dim},)"
+            )
+        zero = self._zero_row_index(n)
+        if (
+            n >= _prefilter.MIN_ROWS
+            and zero.size == 0
+            and _prefilter.available()
+            and np.all(np.isfinite(q))
+        ):
+            norm = float(np.linalg.norm(q))
+            if norm > 0:
+                if self._pf_skip > 0:
+                    self._pf_skip -= 1
+                else:
+                    q32 = (q / norm).astype(np.float32)
+                    pre = self._query_prefiltered(q32, n, top_k, None)
+                    if pre is not None:
+                        return pre
+        with np.errstate(invalid="ignore", divide="ignore"):
+            qn = q / np.linalg.norm(q, axis=-1, keepdims=True)
+            scores = np.dot(self._matrix[:n], qn)
+        if zero.size:
+            scores[zero] = np.nan  # NanoVectorDB's normalised zero row is NaN
+        order = np.argsort(scores)[-top_k:][::-1]
+        threshold = self._threshold
+        hits: list[VectorHit] = []
+        records = self._records
+        for row in order.tolist():
+            score = scores[row]
+            if score < threshold:
+                break
+            hits.append(VectorHit(record=records[row], score=float(score)))
+        return hits
 
     def _ranked(self, rows: np.ndarray, scores: np.ndarray, top_k: int) -> list[VectorHit]:
         """The top ``top_k`` of ``rows`` (scores ``scores``, all above the threshold) in

@@ -24,6 +24,7 @@ import numpy as np
 
 from hexrag.adapters.memory import MemoryVectorIndex
 from hexrag.adapters.memory.prefilter import row_products
+from hexrag.adapters.memory.vector_index import TieOrder
 from hexrag.core.model import VectorRecord
 from hexrag.core.pick import cosine_from_dots, cosine_scores, row_norms
 
@@ -33,8 +34,15 @@ __all__ = ["NanoRowVectorIndex"]
 class NanoRowVectorIndex(MemoryVectorIndex):
     """A :class:`MemoryVectorIndex` whose :meth:`get_vectors` returns NanoVectorDB's row vectors."""
 
-    def __init__(self, namespace: str, dim: int, *, cosine_threshold: float = 0.2) -> None:
-        super().__init__(namespace, dim, cosine_threshold=cosine_threshold)
+    def __init__(
+        self,
+        namespace: str,
+        dim: int,
+        *,
+        cosine_threshold: float = 0.2,
+        tie_order: TieOrder = "id",
+    ) -> None:
+        super().__init__(namespace, dim, cosine_threshold=cosine_threshold, tie_order=tie_order)
         self._rows64 = np.zeros((0, self.dim), dtype=np.float64)
         self._f16_row: dict[str, int] = {}
         self._f16_new: dict[str, np.ndarray] = {}

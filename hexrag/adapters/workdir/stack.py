@@ -273,7 +273,12 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
         try:
             cls = NanoRowVectorIndex if ns == "chunks" else MemoryVectorIndex
             indexes[ns] = cls.from_arrays(
-                ns, nano.matrix, records, cosine_threshold=cosine_threshold, normalized=True
+                ns,
+                nano.matrix,
+                records,
+                cosine_threshold=cosine_threshold,
+                normalized=True,
+                tie_order="nanovectordb",
             )
             if isinstance(indexes[ns], NanoRowVectorIndex) and nano.row_vectors is not None:
                 indexes[ns].attach_row_vectors(  # type: ignore[attr-defined]
@@ -299,7 +304,9 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
     for ns in NAMESPACES:
         if ns not in indexes:
             cls = NanoRowVectorIndex if ns == "chunks" else MemoryVectorIndex
-            indexes[ns] = cls(ns, dim, cosine_threshold=cosine_threshold)
+            indexes[ns] = cls(
+                ns, dim, cosine_threshold=cosine_threshold, tie_order="nanovectordb"
+            )
 
     graph = MemoryGraphStore()
     graph_path = directory / GRAPH_FILE
