@@ -1347,9 +1347,10 @@ class ParityEmbedder:
     cosine with a query. hexrag reproduces NanoVectorDB's order among equal scores on LightRAG
     working directories (``docs/compat.md``; the ``ties300`` dataset tests exactly that with the
     plain ``HashingEmbedder``); the other datasets use this embedder so that they test the
-    pipeline with ties out of the way, as real embedding models produce no exact ties: each text's vector gets a Gaussian
-    jitter (about 2% of its length) seeded by the text's MD5, then is L2-normalised. Same text,
-    same vector, in every process; both engines use this one object.
+    pipeline with ties out of the way, as real embedding models produce no exact ties: each
+    text's vector gets a Gaussian jitter (about 2% of its length) seeded by the text's MD5,
+    then is L2-normalised. Same text, same vector, in every process; both engines use this
+    one object.
     """
 
     def __init__(self, dim: int = 384, *, jitter: float = 0.02) -> None:
