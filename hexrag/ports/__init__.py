@@ -6,6 +6,7 @@ from hexrag.ports.embedder import Embedder
 from hexrag.ports.graph_store import GraphStore
 from hexrag.ports.llm import LLM
 from hexrag.ports.reranker import Reranker
+from hexrag.ports.scan import Page, ScansCache, ScansChunks, ScansGraph, ScansVectorIndex
 from hexrag.ports.vector_index import ScoresIds, VectorIndex
 
 __all__ = [
@@ -14,7 +15,12 @@ __all__ = [
     "ChunkStore",
     "Embedder",
     "GraphStore",
+    "Page",
     "Reranker",
+    "ScansCache",
+    "ScansChunks",
+    "ScansGraph",
+    "ScansVectorIndex",
     "ScoresIds",
     "VectorIndex",
 ]

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from hexrag.core.oracle import json_roundtrip
-from hexrag.ports import Cache
+from hexrag.ports import Cache, ScansCache
+from hexrag.testing.scan import check_resume_after_writes, check_scan_basics, collect
 
 _ENTRIES: dict[str, dict[str, Any]] = {
     "hybrid:keywords:abc": {
@@ -103,3 +104,32 @@ class CacheContract:
         assert await cache.get_many(["k", "only-other"]) == [{"v": "mine"}, None]
         await cache.clear()
         assert await other.get_many(["k", "only-other"]) == [{"v": "theirs"}, {"v": 2}]
+
+    # ---- scan (hexrag.ports.scan) --------------------------------------------------------
+
+    async def test_scan_lists_every_entry(self, cache: Cache) -> None:
+        """``scan_entries`` pages list every ``(key, value)`` once, values as ``get_many``
+        returns them; an empty cache gives one empty last page; a bad limit is InvalidQuery."""
+        assert isinstance(cache, ScansCache), "Cache must offer scan_entries"
+        page = await cache.scan_entries(None, limit=5)
+        assert page.items == [] and page.cursor is None
+        entries = {**_ENTRIES, **{f"scan:{i:03d}": {"return": str(i)} for i in range(12)}}
+        await cache.set_many(entries)
+        await check_scan_basics(cache.scan_entries, lambda kv: kv[0], set(entries))
+        items, _ = await collect(cache.scan_entries, limit=4)
+        for key, value in items:
+            assert value == json_roundtrip(entries[key]), key
+
+    async def test_scan_resumes_after_writes(self, cache: Cache) -> None:
+        """A scan resumed after writes lists every entry present for the whole scan once."""
+        assert isinstance(cache, ScansCache)
+        entries = {f"scan:{i:03d}": {"return": str(i)} for i in range(12)}
+        await cache.set_many(entries)
+
+        async def write(seen: set[Any]) -> tuple[set[Any], set[Any]]:
+            gone = {next(iter(seen)), *sorted(k for k in entries if k not in seen)[:2]}
+            await cache.delete_many(sorted(gone))
+            await cache.set_many({"scan:new": {"return": "new"}})
+            return {"scan:new"}, gone
+
+        await check_resume_after_writes(cache.scan_entries, lambda kv: kv[0], set(entries), write)

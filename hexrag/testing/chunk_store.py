@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
 from hexrag.core.model import Chunk
-from hexrag.ports import ChunkStore
+from hexrag.ports import ChunkStore, ScansChunks
 from hexrag.testing import corpus
+from hexrag.testing.scan import check_resume_after_writes, check_scan_basics, collect
 
 
 class ChunkStoreContract:
@@ -94,3 +96,35 @@ class ChunkStoreContract:
         assert await chunk_store.get_chunks([c.id for c in many]) == many
         await chunk_store.delete_chunks([c.id for c in many[:450]])
         assert await chunk_store.count() == 50
+
+    # ---- scan (hexrag.ports.scan) --------------------------------------------------------
+
+    async def test_scan_lists_every_chunk(self, chunk_store: ChunkStore) -> None:
+        """``scan_chunks`` pages list every chunk once, equal to ``get_chunks``; an empty store
+        gives one empty last page; a bad limit is InvalidQuery."""
+        assert isinstance(chunk_store, ScansChunks), "ChunkStore must offer scan_chunks"
+        page = await chunk_store.scan_chunks(None, limit=5)
+        assert page.items == [] and page.cursor is None
+        chunks = await self._loaded(chunk_store)
+        by_id = {c.id: c for c in chunks}
+        await check_scan_basics(chunk_store.scan_chunks, lambda c: c.id, set(by_id))
+        items, _ = await collect(chunk_store.scan_chunks, limit=3)
+        for c in items:
+            assert isinstance(c, Chunk)
+            assert c == by_id[c.id], c.id
+
+    async def test_scan_resumes_after_writes(self, chunk_store: ChunkStore) -> None:
+        """A scan resumed after writes lists every chunk present for the whole scan once."""
+        chunks = await self._loaded(chunk_store)
+        assert isinstance(chunk_store, ScansChunks)
+
+        async def write(seen: set[Any]) -> tuple[set[Any], set[Any]]:
+            gone = {next(iter(seen)), *[c.id for c in chunks if c.id not in seen][:2]}
+            await chunk_store.delete_chunks(sorted(gone))
+            new = replace(chunks[0], id="chunk-scan-new")
+            await chunk_store.upsert_chunks([new])
+            return {new.id}, gone
+
+        await check_resume_after_writes(
+            chunk_store.scan_chunks, lambda c: c.id, {c.id for c in chunks}, write
+        )

@@ -16,9 +16,10 @@ from hexrag.core.model import QueryScope, VectorRecord
 from hexrag.core.oracle import VectorOracle, cosine, record_scope_values
 from hexrag.core.pick import score_ids
 from hexrag.core.scope import prefilter_match
-from hexrag.ports import ScoresIds, VectorIndex
+from hexrag.ports import ScansVectorIndex, ScoresIds, VectorIndex
 from hexrag.testing import corpus
 from hexrag.testing._helpers import assert_same_record, check_hits, resolve
+from hexrag.testing.scan import check_resume_after_writes, check_scan_basics, collect
 
 VectorIndexFactory = Callable[[str, int, float], "VectorIndex | Awaitable[VectorIndex]"]
 """``(namespace, dim, cosine_threshold) -> VectorIndex`` (or an awaitable of one)."""
@@ -609,3 +610,51 @@ class VectorIndexContract:
                 assert actual is None
             else:
                 self._same(actual, expected)
+
+    # ---- scan (hexrag.ports.scan) --------------------------------------------------------
+
+    async def test_scan_lists_every_record_with_its_vector(
+        self, vector_index_factory: VectorIndexFactory
+    ) -> None:
+        """``scan_records`` pages list every record once, with every field ``get`` returns and
+        its stored vector (float32, 1-D, the upserted direction); an empty index gives one
+        empty last page; a bad limit is InvalidQuery."""
+        empty = await self._make(vector_index_factory)
+        assert isinstance(empty, ScansVectorIndex), "VectorIndex must offer scan_records"
+        page = await empty.scan_records(None, limit=10)
+        assert page.items == [] and page.cursor is None
+        index, _, records = await self._loaded(vector_index_factory)
+        assert isinstance(index, ScansVectorIndex)
+        await check_scan_basics(index.scan_records, lambda r: r.id, {r.id for r in records})
+        items, _ = await collect(index.scan_records, limit=4)
+        by_id = {r.id: r for r in records}
+        for item in items:
+            self._same(item, by_id[item.id], context="scan")
+            vec = item.vector
+            assert isinstance(vec, np.ndarray), f"{item.id}: scanned vector is {type(vec)}"
+            assert vec.dtype == np.float32 and vec.ndim == 1 and vec.shape[0] == self.dim
+            assert cosine(vec, by_id[item.id].vector) > 1 - self.score_tolerance, item.id  # type: ignore[arg-type]
+
+    async def test_scan_resumes_after_writes(
+        self, vector_index_factory: VectorIndexFactory
+    ) -> None:
+        """A scan resumed from a saved cursor after upserts and deletes lists every record
+        present for the whole scan, none twice."""
+        index, _, records = await self._loaded(vector_index_factory)
+        assert isinstance(index, ScansVectorIndex)
+        extra = [
+            replace(r, id=f"scan-new-{i}")
+            for i, r in enumerate(
+                corpus.random_vector_records(np.random.default_rng(99), 5, self.dim)
+            )
+        ]
+
+        async def write(seen: set[Any]) -> tuple[set[Any], set[Any]]:
+            gone = {next(iter(seen)), *[r.id for r in records if r.id not in seen][:2]}
+            await index.delete(sorted(gone))
+            await index.upsert(extra)
+            return {r.id for r in extra}, gone
+
+        await check_resume_after_writes(
+            index.scan_records, lambda r: r.id, {r.id for r in records}, write
+        )

@@ -6,6 +6,10 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
+
+from ._scan import InsertionOrder
+
 
 class MemoryCache:
     """A key -> JSON object dict for one namespace.
@@ -24,6 +28,7 @@ class MemoryCache:
         self._entries: dict[str, str] = {}
         if entries:
             self._entries = {k: json.dumps(v) for k, v in entries.items()}
+        self._order = InsertionOrder(self._entries)
 
     async def get_many(self, keys: Sequence[str]) -> list[dict[str, Any] | None]:
         """Entries in request order, ``None`` for a missing key."""
@@ -37,15 +42,27 @@ class MemoryCache:
         """Store entries, replacing existing keys (all serialised before any is written)."""
         encoded = {k: json.dumps(v) for k, v in entries.items()}
         self._entries.update(encoded)
+        for k in encoded:
+            self._order.add(k)
 
     async def delete_many(self, keys: Sequence[str]) -> None:
         """Remove keys; unknown keys are ignored."""
         for k in keys:
             self._entries.pop(k, None)
+            self._order.remove(k)
 
     async def clear(self) -> None:
         """Remove every entry of this namespace."""
         self._entries.clear()
+        self._order.clear()
+
+    async def scan_entries(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[tuple[str, dict[str, Any]]]:
+        """A page of ``(key, value)`` entries in insertion order
+        (:class:`~hexrag.ports.scan.ScansCache`)."""
+        keys, nxt = self._order.page(cursor, limit)
+        return Page([(k, json.loads(self._entries[k])) for k in keys], nxt)
 
     def items(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """``(key, value copy)`` pairs in insertion order (for exporters)."""

@@ -7,6 +7,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
 from hexrag.core.model import Chunk
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
+
+from ._scan import InsertionOrder
 
 
 def _detached(chunk: Chunk) -> Chunk:
@@ -23,11 +26,13 @@ class MemoryChunkStore:
 
     def __init__(self, chunks: Iterable[Chunk] = ()) -> None:
         self._chunks: dict[str, Chunk] = {c.id: _detached(c) for c in chunks}
+        self._order = InsertionOrder(self._chunks)
 
     async def upsert_chunks(self, chunks: Sequence[Chunk]) -> None:
         """Insert or replace chunks by id."""
         for c in chunks:
             self._chunks[c.id] = _detached(c)
+            self._order.add(c.id)
 
     async def get_chunks(self, ids: Sequence[str]) -> list[Chunk | None]:
         """Chunks in request order (duplicates repeated); ``None`` for a missing id."""
@@ -37,10 +42,18 @@ class MemoryChunkStore:
         """Remove chunks by id; unknown ids are ignored."""
         for i in ids:
             self._chunks.pop(i, None)
+            self._order.remove(i)
 
     async def count(self) -> int:
         """Number of stored chunks."""
         return len(self._chunks)
+
+    async def scan_chunks(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Chunk]:
+        """A page of chunks in insertion order (:class:`~hexrag.ports.scan.ScansChunks`)."""
+        ids, nxt = self._order.page(cursor, limit)
+        return Page([_detached(self._chunks[i]) for i in ids], nxt)
 
     def iter_chunks(self) -> Iterator[Chunk]:
         """Every chunk in insertion order."""

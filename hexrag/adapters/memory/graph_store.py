@@ -8,6 +8,9 @@ import networkx as nx
 
 from hexrag.core.model import Entity, Relation
 from hexrag.core.source_ids import parse_source_ids
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
+
+from ._scan import InsertionOrder
 
 _ENTITY = "entity"
 _RELATION = "relation"
@@ -35,6 +38,9 @@ class MemoryGraphStore:
         # node -> incident relation count (a self-loop counts 2); networkx recomputes a
         # multigraph degree in O(degree), which dominated local queries on hub entities
         self._deg: dict[str, int] = {}
+        # scan order: networkx's node order and the relations' insertion order
+        self._node_order = InsertionOrder()
+        self._edge_order = InsertionOrder()
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -61,6 +67,7 @@ class MemoryGraphStore:
         self._deg[u] -= 1
         self._deg[v] -= 1
         del self._seq[rid]
+        self._edge_order.remove(rid)
         self._unindex(rel)
 
     # -- writes --------------------------------------------------------------------------
@@ -69,6 +76,7 @@ class MemoryGraphStore:
         """Insert or replace nodes by name; edges are kept."""
         for e in entities:
             self._g.add_node(e.name, **{_ENTITY: e})
+            self._node_order.add(e.name)
 
     async def upsert_edges(self, relations: Sequence[Relation]) -> None:
         """Insert or replace relations by id (same pair: in place; other pair: moved)."""
@@ -82,7 +90,10 @@ class MemoryGraphStore:
                     self._index(rel)
                     continue
                 self._remove_edge(rel.id)
+            self._node_order.add(rel.src_id)  # an edge creates missing nodes (networkx order)
+            self._node_order.add(rel.tgt_id)
             self._g.add_edge(rel.src_id, rel.tgt_id, key=rel.id, **{_RELATION: rel})
+            self._edge_order.add(rel.id)
             self._ends[rel.id] = (rel.src_id, rel.tgt_id)
             self._deg[rel.src_id] = self._deg.get(rel.src_id, 0) + 1
             self._deg[rel.tgt_id] = self._deg.get(rel.tgt_id, 0) + 1
@@ -99,6 +110,7 @@ class MemoryGraphStore:
             for rid in incident:
                 self._remove_edge(rid)
             self._g.remove_node(name)
+            self._node_order.remove(name)
             self._deg.pop(name, None)
 
     async def delete_edges(self, relation_ids: Sequence[str]) -> None:
@@ -170,6 +182,20 @@ class MemoryGraphStore:
     async def count_edges(self) -> int:
         """Number of relations."""
         return len(self._ends)
+
+    async def scan_nodes(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Entity]:
+        """A page of nodes in insertion order (:class:`~hexrag.ports.scan.ScansGraph`)."""
+        names, nxt = self._node_order.page(cursor, limit)
+        return Page([self._entity(n) for n in names], nxt)
+
+    async def scan_edges(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Relation]:
+        """A page of relations in insertion order (:class:`~hexrag.ports.scan.ScansGraph`)."""
+        rids, nxt = self._edge_order.page(cursor, limit)
+        return Page([self._relation(r) for r in rids], nxt)
 
     # -- exporters -----------------------------------------------------------------------
 

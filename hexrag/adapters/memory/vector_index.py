@@ -12,8 +12,10 @@ from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import QueryScope, VectorHit, VectorRecord
 from hexrag.core.pick import cosine_scores
 from hexrag.core.scope import scope_values
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 from . import prefilter as _prefilter
+from ._scan import InsertionOrder
 from .prefilter import Int8Prefilter, row_products
 
 _SCOPE_FIELDS = ("product_id", "category_id", "doc_ids")
@@ -235,6 +237,7 @@ class MemoryVectorIndex:
         self._threshold = float(cosine_threshold)
         self._tie_order: TieOrder = tie_order
         self._zero_rows: np.ndarray | None = None  # cache: rows of norm 0 (nanovectordb order)
+        self._order = InsertionOrder()  # scan order: insertion (row order of a LightRAG file)
         self._matrix = np.zeros((0, self._dim), dtype=np.float32)
         self._n = 0
         self._ids: list[str] = []
@@ -292,6 +295,7 @@ class MemoryVectorIndex:
         index._ids = ids
         index._records = [r if r.vector is None else replace(r, vector=None) for r in records]
         index._row = row
+        index._order = InsertionOrder(ids)
         return index
 
     def export_arrays(self) -> tuple[np.ndarray, list[VectorRecord]]:
@@ -373,6 +377,7 @@ class MemoryVectorIndex:
                 row = self._n
                 self._n += 1
                 self._row[rid] = row
+                self._order.add(rid)
                 self._ids.append(rid)
                 self._records.append(record)
             else:
@@ -387,6 +392,8 @@ class MemoryVectorIndex:
     async def delete(self, ids: Sequence[str]) -> None:
         """Remove by id; unknown ids are ignored. With ``tie_order="id"`` the last row fills
         the hole; with ``"nanovectordb"`` the rows after it move up (``np.delete``)."""
+        for rid in ids:
+            self._order.remove(rid)
         if self._tie_order == "nanovectordb":
             self._delete_keeping_order(ids)
             return
@@ -606,6 +613,20 @@ class MemoryVectorIndex:
     async def count(self) -> int:
         """Number of stored records."""
         return self._n
+
+    async def scan_records(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[VectorRecord]:
+        """A page of records with their stored, normalised vectors, in insertion order
+        (:class:`~hexrag.ports.scan.ScansVectorIndex`)."""
+        ids, nxt = self._order.page(cursor, limit)
+        rows = [self._row[i] for i in ids]
+        block = self._matrix[np.asarray(rows, dtype=np.intp)] if rows else None
+        items = [
+            replace(self._records[row], vector=block[k])  # type: ignore[index]
+            for k, row in enumerate(rows)
+        ]
+        return Page(items, nxt)
 
     def __repr__(self) -> str:
         return (

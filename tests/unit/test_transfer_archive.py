@@ -1,0 +1,166 @@
+"""Export, import and check on the memory stores (the demo knowledge base)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hexrag.adapters.memory import (
+    MemoryCache,
+    MemoryChunkStore,
+    MemoryGraphStore,
+    MemoryVectorIndex,
+)
+from hexrag.core.engine import QueryEngine
+from hexrag.core.model import QueryParam
+from hexrag.demo import DEFAULT_QUESTION, DemoStack, build_demo_engine
+from hexrag.ports.scan import scan_all
+from hexrag.transfer import (
+    ArchiveError,
+    StackStores,
+    check_stack,
+    export_stack,
+    import_archive,
+    read_manifest,
+    verify_archive,
+)
+
+MODES = ("local", "global", "hybrid", "mix", "naive")
+
+
+def _stores(demo: DemoStack, cache: MemoryCache | None = None) -> StackStores:
+    return StackStores(
+        entities=demo.entities,
+        relationships=demo.relationships,
+        chunks=demo.chunks,
+        graph=demo.graph,
+        chunk_store=demo.chunk_store,
+        cache=cache,
+        embedding_model="hexrag-hashing",
+    )
+
+
+def _empty(dim: int = 384, model: str | None = "hexrag-hashing") -> StackStores:
+    return StackStores(
+        entities=MemoryVectorIndex("entities", dim),
+        relationships=MemoryVectorIndex("relationships", dim),
+        chunks=MemoryVectorIndex("chunks", dim),
+        graph=MemoryGraphStore(),
+        chunk_store=MemoryChunkStore(),
+        cache=MemoryCache(),
+        embedding_model=model,
+    )
+
+
+async def _all(scan: object) -> list[object]:
+    out: list[object] = []
+    async for page in scan_all(scan, limit=3):  # type: ignore[arg-type]
+        out.extend(page.items)
+    return out
+
+
+async def test_round_trip_keeps_every_record_and_every_answer(tmp_path: Path) -> None:
+    demo = await build_demo_engine()
+    cache = MemoryCache(entries={"k1": {"return": "x", "nested": [1, None, "é"]}})
+    source = _stores(demo, cache)
+    seen: list[tuple[str, int]] = []
+    manifest = await export_stack(
+        source, tmp_path / "a", page_size=2, progress=lambda s, d, t: seen.append((s, d))
+    )
+    assert manifest["embedding"] == {"model": "hexrag-hashing", "dim": 384}
+    assert {s for s, _ in seen} >= {"entities", "nodes", "edges", "text_chunks", "llm_cache"}
+    assert verify_archive(tmp_path / "a") == read_manifest(tmp_path / "a")
+
+    target = _empty()
+    await import_archive(tmp_path / "a", target, batch=2)
+    assert await target.counts() == await source.counts()
+    for name in ("entities", "relationships", "chunks"):
+        a = await _all(source.vector_index(name).scan_records)  # type: ignore[attr-defined]
+        b = await _all(target.vector_index(name).scan_records)  # type: ignore[attr-defined]
+        assert [r.id for r in a] == [r.id for r in b]  # type: ignore[attr-defined]
+        for x, y in zip(a, b, strict=True):
+            np.testing.assert_allclose(x.vector, y.vector, atol=1e-7)  # type: ignore[attr-defined]
+    assert await _all(source.graph.scan_nodes) == await _all(target.graph.scan_nodes)  # type: ignore[attr-defined]
+    assert await _all(source.graph.scan_edges) == await _all(target.graph.scan_edges)  # type: ignore[attr-defined]
+    assert await _all(source.chunk_store.scan_chunks) == await _all(target.chunk_store.scan_chunks)  # type: ignore[attr-defined]
+    assert await target.cache.get_many(["k1"]) == [{"return": "x", "nested": [1, None, "é"]}]  # type: ignore[union-attr]
+
+    engine = QueryEngine(
+        entities=target.entities,
+        relationships=target.relationships,
+        chunks=target.chunks,
+        graph=target.graph,
+        chunk_store=target.chunk_store,
+        embedder=demo.engine.embedder,
+    )
+    for mode in MODES:
+        param = QueryParam(mode=mode)  # type: ignore[arg-type]
+        want = await demo.engine.query_data(DEFAULT_QUESTION, param)
+        got = await engine.query_data(DEFAULT_QUESTION, param)
+        assert got["data"] == want["data"], mode
+        assert got["data"]["chunks"] or mode == "global", mode
+
+
+async def test_refusals(tmp_path: Path) -> None:
+    demo = await build_demo_engine()
+    source = _stores(demo)
+    await export_stack(source, tmp_path / "a")
+    with pytest.raises(ArchiveError, match="not empty"):
+        await export_stack(source, tmp_path / "a")
+    await export_stack(source, tmp_path / "a", overwrite=True)
+
+    with pytest.raises(ArchiveError, match="not empty"):
+        await import_archive(tmp_path / "a", source)
+    with pytest.raises(ArchiveError, match="dimension mismatch"):
+        await import_archive(tmp_path / "a", _empty(dim=8))
+    with pytest.raises(ArchiveError, match="embedding model mismatch"):
+        await import_archive(tmp_path / "a", _empty(model="openai:text-embedding-3-small"))
+    await import_archive(
+        tmp_path / "a", _empty(model="openai:text-embedding-3-small"), allow_model_change=True
+    )
+
+    # a flipped byte is caught by the checksum before anything is written
+    path = tmp_path / "a" / "edges.jsonl"
+    data = bytearray(path.read_bytes())
+    data[5] ^= 1
+    path.write_bytes(bytes(data))
+    target = _empty()
+    with pytest.raises(ArchiveError, match=r"edges\.jsonl is corrupt"):
+        await import_archive(tmp_path / "a", target)
+    assert await target.entities.count() == 0
+
+    (tmp_path / "a" / "manifest.json").unlink()
+    with pytest.raises(ArchiveError, match=r"manifest\.json is missing"):
+        await import_archive(tmp_path / "a", _empty())
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "manifest.json").write_text(json.dumps({"format": "other"}))
+    with pytest.raises(ArchiveError, match="not a hexrag-archive"):
+        read_manifest(tmp_path / "b")
+
+
+async def test_check_finds_each_kind_of_drift() -> None:
+    demo = await build_demo_engine()
+    stores = _stores(demo)
+    clean = await check_stack(stores)
+    assert clean.clean, clean.to_json()
+
+    edges = await _all(demo.graph.scan_edges)  # type: ignore[attr-defined]
+    victim = edges[0]
+    await demo.graph.delete_edges([victim.id])  # type: ignore[attr-defined]
+    chunks = await _all(demo.chunk_store.scan_chunks)  # type: ignore[attr-defined]
+    await demo.chunk_store.delete_chunks([chunks[0].id])  # type: ignore[attr-defined]
+    nodes = await _all(demo.graph.scan_nodes)  # type: ignore[attr-defined]
+    await demo.graph.delete_nodes([nodes[-1].name])  # type: ignore[attr-defined]
+
+    report = await check_stack(stores, page_size=2)
+    assert not report.clean
+    body = report.to_json()
+    assert body["errors"]["relation_vectors_without_edge"] >= 1
+    assert body["errors"]["entity_vectors_without_node"] == 1
+    assert body["errors"]["dangling_source_ids"] >= 1
+    assert body["errors"]["chunk_vectors_without_chunk"] == 1
+    assert body["samples"]["chunk_vectors_without_chunk"] == [chunks[0].id]
+    assert json.loads(json.dumps(body)) == body
