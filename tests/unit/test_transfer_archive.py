@@ -164,3 +164,60 @@ async def test_check_finds_each_kind_of_drift() -> None:
     assert body["errors"]["chunk_vectors_without_chunk"] == 1
     assert body["samples"]["chunk_vectors_without_chunk"] == [chunks[0].id]
     assert json.loads(json.dumps(body)) == body
+
+
+async def test_migrate_resumes_without_duplicates_and_verifies(tmp_path: Path) -> None:
+    from hexrag.transfer.migrate import migrate_stack, sample_queries, verify_migration
+
+    demo = await build_demo_engine()
+    source = _stores(demo, MemoryCache(entries={"k": {"return": "v"}}))
+    target = _empty()
+    state = tmp_path / "state.json"
+    first = await migrate_stack(source, target, state_path=state, page_size=2, stop_after_pages=5)
+    assert not first.resumed and state.is_file()
+    partial = sum(v or 0 for v in (await target.counts()).values())
+    assert 0 < partial < sum(v or 0 for v in (await source.counts()).values())
+    # the interrupted target is not empty: only the state file lets the copy continue
+    with pytest.raises(ArchiveError, match="not empty"):
+        await migrate_stack(source, target, state_path=tmp_path / "other.json")
+    second = await migrate_stack(source, target, state_path=state, page_size=2)
+    assert second.resumed
+    assert await target.counts() == await source.counts()
+    # a third run is a no-op
+    await migrate_stack(source, target, state_path=state, page_size=2)
+    assert await target.counts() == await source.counts()
+
+    engine = QueryEngine(
+        entities=target.entities,
+        relationships=target.relationships,
+        chunks=target.chunks,
+        graph=target.graph,
+        chunk_store=target.chunk_store,
+        embedder=demo.engine.embedder,
+    )
+    queries = await sample_queries(source)
+    assert queries
+    report = await verify_migration(source, target, demo.engine, engine, queries=queries)
+    assert report["ok"], report["mismatches"]
+    assert report["queries"] == len(queries) * 5
+    # a broken target is caught
+    await target.graph.delete_edges([(await _all(target.graph.scan_edges))[0].id])  # type: ignore[attr-defined]
+    report = await verify_migration(source, target, demo.engine, engine, queries=queries)
+    assert not report["ok"] and any("edges" in m for m in report["mismatches"])
+
+
+async def test_migrate_re_embeds_with_the_target_model(tmp_path: Path) -> None:
+    from hexrag.adapters.memory import HashingEmbedder
+    from hexrag.transfer.migrate import migrate_stack
+
+    demo = await build_demo_engine()
+    source = _stores(demo)
+    target = _empty(dim=64, model="hashing-64")
+    with pytest.raises(ArchiveError, match="dimension mismatch"):
+        await migrate_stack(source, target, state_path=tmp_path / "s.json")
+    other = HashingEmbedder(64, model_name="hashing-64")
+    await migrate_stack(source, target, state_path=tmp_path / "s2.json", re_embed=other)
+    got = await _all(target.entities.scan_records)  # type: ignore[attr-defined]
+    want = await other.embed([r.content for r in got])  # type: ignore[attr-defined]
+    for rec, vec in zip(got, want, strict=True):
+        np.testing.assert_allclose(rec.vector, vec / np.linalg.norm(vec), atol=1e-6)  # type: ignore[attr-defined]

@@ -1,0 +1,250 @@
+"""``hexrag migrate``: copy a whole stack into another, page by page, resumable.
+
+:func:`migrate_stack` copies the three vector indexes (vectors as stored, **never
+re-embedded** unless a ``re_embed`` model is given), the graph (nodes, then relations with
+their ids), the chunk store and the LLM cache, in the source's scan order. After every page
+written it saves its position (each section's scan cursor) to a small JSON state file,
+atomically; re-running with the same state file continues after the last page written.
+A page written again after a crash is harmless: every write is an idempotent upsert by id,
+so nothing is duplicated.
+
+A fresh migration (no state file) refuses a non-empty target unless ``overwrite``, and a
+target whose vector dimension or embedding model differs (``re_embed`` recomputes the vectors
+from each record's stored ``content``, LightRAG's content formats, with the target's model:
+no LLM call). :func:`verify_migration` compares the record counts and the ``query_data`` of
+sample queries on both stacks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hexrag.core.engine import QueryEngine
+from hexrag.core.model import QueryParam, VectorRecord
+from hexrag.ports import Embedder
+from hexrag.ports.scan import (
+    DEFAULT_SCAN_LIMIT,
+    ScansCache,
+    ScansChunks,
+    ScansGraph,
+    ScansVectorIndex,
+)
+from hexrag.transfer.archive import (
+    VECTOR_SECTIONS,
+    ArchiveError,
+    Progress,
+    StackStores,
+    _require_empty,
+    check_fits,
+    require_scan,
+)
+
+__all__ = ["MigrationResult", "migrate_stack", "sample_queries", "verify_migration"]
+
+STATE_VERSION = 1
+MODES = ("local", "global", "hybrid", "mix", "naive")
+
+
+@dataclass
+class MigrationResult:
+    """What a migration copied (per section) and whether it resumed an earlier run."""
+
+    copied: dict[str, int] = field(default_factory=dict)
+    resumed: bool = False
+
+
+class _State:
+    def __init__(self, path: Path, identity: dict[str, Any]) -> None:
+        self.path = path
+        self.identity = identity
+        self.sections: dict[str, dict[str, Any]] = {}
+        self.resumed = False
+
+    def load(self) -> bool:
+        if not self.path.is_file():
+            return False
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ArchiveError(f"{self.path}: unreadable migration state ({exc})") from exc
+        if data.get("version") != STATE_VERSION or data.get("identity") != self.identity:
+            raise ArchiveError(
+                f"{self.path} belongs to another migration ({data.get('identity')}); "
+                "remove it to start over"
+            )
+        self.sections = data.get("sections", {})
+        self.resumed = True
+        return True
+
+    def save(self) -> None:
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(
+            json.dumps(
+                {"version": STATE_VERSION, "identity": self.identity, "sections": self.sections},
+                indent=1,
+            ),
+            encoding="utf-8",
+        )
+        os.replace(tmp, self.path)
+
+    def section(self, name: str) -> dict[str, Any]:
+        return self.sections.setdefault(name, {"cursor": None, "copied": 0, "done": False})
+
+
+async def migrate_stack(
+    source: StackStores,
+    target: StackStores,
+    *,
+    state_path: str | Path,
+    identity: dict[str, Any] | None = None,
+    page_size: int = DEFAULT_SCAN_LIMIT,
+    overwrite: bool = False,
+    allow_model_change: bool = False,
+    re_embed: Embedder | None = None,
+    progress: Progress | None = None,
+    stop_after_pages: int | None = None,
+) -> MigrationResult:
+    """Copy ``source`` into ``target`` (see the module docstring).
+
+    ``identity`` (e.g. the two stack descriptions) is stored in the state file; a state file
+    of another migration is refused. ``stop_after_pages`` interrupts the copy after that many
+    pages (tests and ``--max-pages``): the state then says where to resume.
+    """
+    for name in VECTOR_SECTIONS:
+        require_scan(source.vector_index(name), ScansVectorIndex, f"the source {name} index")
+    require_scan(source.graph, ScansGraph, "the source graph store")
+    require_scan(source.chunk_store, ScansChunks, "the source chunk store")
+    if source.cache is not None and target.cache is not None:
+        require_scan(source.cache, ScansCache, "the source cache")
+    dims = {source.vector_index(n).dim for n in VECTOR_SECTIONS}
+    manifest = {"embedding": {"model": source.embedding_model, "dim": dims.pop()}}
+    if re_embed is not None:
+        manifest = {"embedding": {"model": re_embed.model_name, "dim": re_embed.dim}}
+    check_fits(manifest, target, allow_model_change=allow_model_change)
+
+    state = _State(Path(state_path), identity or {})
+    if not state.load() and not overwrite:
+        await _require_empty(target)
+    say = progress or (lambda *_: None)
+    totals = await source.counts()
+    result = MigrationResult(resumed=state.resumed)
+    pages = 0
+
+    plan: list[tuple[str, Any, Any]] = [
+        (name, source.vector_index(name).scan_records, target.vector_index(name).upsert)  # type: ignore[attr-defined]
+        for name in VECTOR_SECTIONS
+    ]
+    plan += [
+        ("nodes", source.graph.scan_nodes, target.graph.upsert_nodes),  # type: ignore[attr-defined]
+        ("edges", source.graph.scan_edges, target.graph.upsert_edges),  # type: ignore[attr-defined]
+        ("text_chunks", source.chunk_store.scan_chunks, target.chunk_store.upsert_chunks),  # type: ignore[attr-defined]
+    ]
+    if source.cache is not None and target.cache is not None:
+        cache = target.cache
+
+        async def write_cache(items: Sequence[tuple[str, dict[str, Any]]]) -> None:
+            await cache.set_many(dict(items))
+
+        plan.append(("llm_cache", source.cache.scan_entries, write_cache))  # type: ignore[attr-defined]
+
+    for name, scan, write in plan:
+        sec = state.section(name)
+        if sec["done"]:
+            result.copied[name] = sec["copied"]
+            continue
+        while True:
+            if stop_after_pages is not None and pages >= stop_after_pages:
+                state.save()
+                return result
+            page = await scan(sec["cursor"], limit=page_size)
+            items = list(page.items)
+            if items:
+                if re_embed is not None and name in VECTOR_SECTIONS:
+                    items = await _re_embed(items, re_embed, name)
+                await write(items)
+            sec["copied"] += len(items)
+            sec["cursor"] = page.cursor
+            sec["done"] = page.cursor is None
+            pages += 1
+            state.save()
+            say(name, sec["copied"], totals.get(name))
+            if sec["done"]:
+                break
+        result.copied[name] = sec["copied"]
+    return result
+
+
+async def _re_embed(
+    records: list[VectorRecord], embedder: Embedder, section: str
+) -> list[VectorRecord]:
+    texts = []
+    for r in records:
+        if r.content is None:
+            raise ArchiveError(
+                f"cannot re-embed {section} record {r.id!r}: it stores no content"
+            )
+        texts.append(r.content)
+    vectors = np.asarray(await embedder.embed(texts), dtype=np.float32)
+    return [replace(r, vector=vectors[i]) for i, r in enumerate(records)]
+
+
+async def sample_queries(stores: StackStores, n: int = 4) -> list[dict[str, Any]]:
+    """``n`` keyword queries made from the stack's own records (first entities and relation
+    keywords in scan order), usable without an LLM: ``{"query", "ll_keywords",
+    "hl_keywords"}``."""
+    nodes = await stores.graph.scan_nodes(None, limit=max(1, 3 * n))  # type: ignore[attr-defined]
+    edges = await stores.graph.scan_edges(None, limit=max(1, 3 * n))  # type: ignore[attr-defined]
+    names = [e.name for e in nodes.items]
+    keywords = [k.strip() for r in edges.items for k in (r.keywords or "").split(",") if k.strip()]
+    out = []
+    for i in range(n):
+        ll = names[i * 2 : i * 2 + 2] or names[:1]
+        hl = keywords[i : i + 2] or ["overview"]
+        if not ll:
+            break
+        query = f"What about {' and '.join(ll)}?"
+        out.append({"query": query, "ll_keywords": ll, "hl_keywords": hl})
+    return out
+
+
+async def verify_migration(
+    source: StackStores,
+    target: StackStores,
+    source_engine: QueryEngine,
+    target_engine: QueryEngine,
+    *,
+    queries: list[dict[str, Any]] | None = None,
+    modes: Sequence[str] = MODES,
+) -> dict[str, Any]:
+    """Counts per store and ``query_data`` of sample queries in every mode, on both stacks.
+
+    Returns ``{"ok", "counts": {section: [source, target]}, "queries": n, "mismatches": [...]}``.
+    """
+    a, b = await source.counts(), await target.counts()
+    counts = {k: [a[k], b[k]] for k in a if a[k] is not None}
+    mismatches: list[str] = [f"{k}: {x} vs {y}" for k, (x, y) in counts.items() if x != y]
+    queries = queries if queries is not None else await sample_queries(source)
+    for q in queries:
+        for mode in modes:
+            param = QueryParam(
+                mode=mode,  # type: ignore[arg-type]
+                ll_keywords=q["ll_keywords"],
+                hl_keywords=q["hl_keywords"],
+            )
+            x = await source_engine.query_data(q["query"], param)
+            y = await target_engine.query_data(q["query"], param)
+            if x.get("data") != y.get("data"):
+                mismatches.append(f"query {q['query']!r} mode={mode}: results differ")
+    return {
+        "ok": not mismatches,
+        "counts": counts,
+        "queries": len(queries) * len(modes),
+        "mismatches": mismatches,
+    }
