@@ -9,9 +9,16 @@ from __future__ import annotations
 
 from hexrag.adapters.workdir.stack import (
     WorkdirStack,
+    empty_workdir_stack,
     load_workdir,
     resolve_workdir,
     save_workdir,
 )
 
-__all__ = ["WorkdirStack", "load_workdir", "resolve_workdir", "save_workdir"]
+__all__ = [
+    "WorkdirStack",
+    "empty_workdir_stack",
+    "load_workdir",
+    "resolve_workdir",
+    "save_workdir",
+]

@@ -60,7 +60,13 @@ from hexrag.core.errors import ConfigurationError, NotFound
 from hexrag.core.model import Relation
 from hexrag.core.source_ids import join_source_ids, parse_source_ids
 
-__all__ = ["WorkdirStack", "load_workdir", "resolve_workdir", "save_workdir"]
+__all__ = [
+    "WorkdirStack",
+    "empty_workdir_stack",
+    "load_workdir",
+    "resolve_workdir",
+    "save_workdir",
+]
 
 NAMESPACES = ("entities", "relationships", "chunks")
 _T = TypeVar("_T")
@@ -182,6 +188,26 @@ def resolve_workdir(path: str | Path, workspace: str | None = None) -> Path:
             f"{GRAPH_FILE} or kv_store_*.json is there"
         )
     return directory
+
+
+def empty_workdir_stack(dim: int, *, cosine_threshold: float = 0.2) -> WorkdirStack:
+    """A new, empty stack of the working-directory adapters (NanoVectorDB order, float16 chunk
+    row vectors), to fill (an import or a migration target) and write with :func:`save_workdir`."""
+    return WorkdirStack(
+        entities=MemoryVectorIndex(
+            "entities", dim, cosine_threshold=cosine_threshold, tie_order="nanovectordb"
+        ),
+        relationships=MemoryVectorIndex(
+            "relationships", dim, cosine_threshold=cosine_threshold, tie_order="nanovectordb"
+        ),
+        chunks=NanoRowVectorIndex(
+            "chunks", dim, cosine_threshold=cosine_threshold, tie_order="nanovectordb"
+        ),
+        graph=MemoryGraphStore(),
+        chunk_store=MemoryChunkStore(),
+        cache=MemoryCache("llm_response_cache"),
+        embedding_dim=dim,
+    )
 
 
 def _peek_dim(path: Path) -> int | None:
