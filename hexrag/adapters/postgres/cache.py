@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.adapters.postgres._rows import decode_json, encode_json
 from hexrag.core.errors import ConfigurationError
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:
     import asyncpg
@@ -131,3 +132,21 @@ class PgCache(PgAdapter):
             f"DELETE FROM {self._table} WHERE namespace = $1",
             self._namespace,
         )
+
+    async def scan_entries(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[tuple[str, dict[str, Any]]]:
+        """A page of this namespace's entries by key (keyset on the primary key, one
+        statement; :class:`~hexrag.ports.scan.ScansCache`)."""
+        check_scan_limit(limit)
+        rows = await self._fetch(
+            f"scanning namespace {self._namespace!r} of {self._table}",
+            f"""SELECT key, value::text AS value FROM {self._table}
+                WHERE namespace = $1 AND ($2::text IS NULL OR key > $2::text)
+                ORDER BY key LIMIT $3""",
+            self._namespace,
+            cursor,
+            limit,
+        )
+        items = [(row["key"], decode_json(row["value"])) for row in rows]
+        return Page(items, items[-1][0] if len(items) == limit else None)

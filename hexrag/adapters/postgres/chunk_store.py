@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.adapters.postgres._rows import chunk_to_row, row_to_chunk, rows_document
 from hexrag.core.model import Chunk
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:
     import asyncpg
@@ -108,3 +109,19 @@ class PgChunkStore(PgAdapter):
         return int(
             await self._fetchval(f"counting {self._table}", f"SELECT count(*) FROM {self._table}")
         )
+
+    async def scan_chunks(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Chunk]:
+        """A page of chunks by id (keyset on the primary key, one statement;
+        :class:`~hexrag.ports.scan.ScansChunks`)."""
+        check_scan_limit(limit)
+        rows = await self._fetch(
+            f"scanning {self._table}",
+            f"""SELECT {_COLUMNS} FROM {self._table}
+                WHERE $1::text IS NULL OR id > $1::text ORDER BY id LIMIT $2""",
+            cursor,
+            limit,
+        )
+        items = [row_to_chunk(row) for row in rows]
+        return Page(items, items[-1].id if len(items) == limit else None)

@@ -13,7 +13,9 @@ from hexrag.adapters.postgres._rows import (
     row_to_relation,
     rows_document,
 )
+from hexrag.core.errors import InvalidQuery
 from hexrag.core.model import Entity, Relation
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:
     import asyncpg
@@ -141,6 +143,7 @@ class PgGraphStore(PgAdapter):
             CREATE INDEX IF NOT EXISTS {idx("edges_src")} ON {e} (src);
             CREATE INDEX IF NOT EXISTS {idx("edges_tgt")} ON {e} (tgt);
             CREATE INDEX IF NOT EXISTS {idx("edges_pair")} ON {e} (pa, pb, seq);
+            CREATE INDEX IF NOT EXISTS {idx("edges_by_seq")} ON {e} (seq);
             CREATE INDEX IF NOT EXISTS {idx("edges_chunk_ids")} ON {e} USING gin (chunk_ids);
         """
 
@@ -367,6 +370,45 @@ class PgGraphStore(PgAdapter):
         for row in rows:
             found.setdefault(row["chunk_id"], []).append(row_to_relation(row))
         return {cid: found[cid] for cid in wanted if cid in found}
+
+    async def scan_nodes(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Entity]:
+        """A page of nodes by name (keyset on the primary key, one statement;
+        :class:`~hexrag.ports.scan.ScansGraph`)."""
+        check_scan_limit(limit)
+        rows = await self._fetch(
+            f"scanning {self._nodes}",
+            f"""SELECT {_NODE_COLUMNS} FROM {self._nodes}
+                WHERE $1::text IS NULL OR name > $1::text ORDER BY name LIMIT $2""",
+            cursor,
+            limit,
+        )
+        items = [row_to_entity(row) for row in rows]
+        return Page(items, items[-1].name if len(items) == limit else None)
+
+    async def scan_edges(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Relation]:
+        """A page of relations in insertion order (keyset on the insertion sequence, one
+        statement), so a copy inserted page by page keeps every node's edge order
+        (:class:`~hexrag.ports.scan.ScansGraph`)."""
+        check_scan_limit(limit)
+        after = -1
+        if cursor is not None:
+            try:
+                after = int(cursor)
+            except ValueError:
+                raise InvalidQuery(f"not a scan cursor of this store: {cursor[:40]!r}") from None
+        rows = await self._fetch(
+            f"scanning {self._edges}",
+            f"""SELECT e.seq AS scan_seq, {_EDGE_COLUMNS} FROM {self._edges} AS e
+                WHERE e.seq > $1 ORDER BY e.seq LIMIT $2""",
+            after,
+            limit,
+        )
+        items = [row_to_relation(row) for row in rows]
+        return Page(items, str(rows[-1]["scan_seq"]) if len(rows) == limit else None)
 
     async def count_nodes(self) -> int:
         """Number of nodes."""

@@ -19,6 +19,7 @@ from hexrag.adapters.postgres._rows import (
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import QueryScope, VectorHit, VectorNamespace, VectorRecord
 from hexrag.core.oracle import cosine, normalise
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:
     import asyncpg
@@ -290,6 +291,22 @@ class PgVectorIndex(PgAdapter):
         return int(
             await self._fetchval(f"counting {self._table}", f"SELECT count(*) FROM {self._table}")
         )
+
+    async def scan_records(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[VectorRecord]:
+        """A page of records with their float32 vectors, by id (keyset on the primary key,
+        one statement; :class:`~hexrag.ports.scan.ScansVectorIndex`)."""
+        check_scan_limit(limit)
+        rows = await self._fetch(
+            f"scanning {self._table}",
+            f"""SELECT {_COLUMNS} FROM {self._table}
+                WHERE $1::text IS NULL OR id > $1::text ORDER BY id LIMIT $2""",
+            cursor,
+            limit,
+        )
+        items = [row_to_vector_record(row) for row in rows]
+        return Page(items, items[-1].id if len(items) == limit else None)
 
     async def query(
         self,

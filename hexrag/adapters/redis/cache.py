@@ -6,7 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters.redis._base import RedisNamespace
+from hexrag.adapters.redis._scan import scan_page
 from hexrag.adapters.redis.convert import decode_object, encode_object
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -63,6 +65,16 @@ class RedisCache(RedisNamespace):
     async def delete_many(self, keys: Sequence[str]) -> None:
         """Remove keys (one ``DEL``); unknown keys are ignored."""
         await self._delete(list(keys), "delete_many")
+
+    async def scan_entries(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[tuple[str, dict[str, Any]]]:
+        """A page of entries: one ``SCAN`` and one ``MGET``
+        (:mod:`hexrag.adapters.redis._scan`, :class:`~hexrag.ports.scan.ScansCache`)."""
+        items, nxt = await scan_page(self, cursor, limit, "scan_entries")
+        return Page(
+            [(key, decode_object(value, key=self.key(key))) for key, value in items], nxt
+        )
 
     async def count(self) -> int:
         """Number of entries (a ``SCAN`` of the namespace: O(keys)); not part of the port."""

@@ -6,8 +6,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters.redis._base import RedisNamespace
+from hexrag.adapters.redis._scan import scan_page
 from hexrag.adapters.redis.convert import chunk_from_json, chunk_to_json
 from hexrag.core.model import Chunk
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -73,6 +75,14 @@ class RedisChunkStore(RedisNamespace):
     async def count(self) -> int:
         """Number of stored chunks (a ``SCAN`` of the namespace: O(keys))."""
         return await self._count("count")
+
+    async def scan_chunks(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Chunk]:
+        """A page of chunks: one ``SCAN`` and one ``MGET``
+        (:mod:`hexrag.adapters.redis._scan`, :class:`~hexrag.ports.scan.ScansChunks`)."""
+        items, nxt = await scan_page(self, cursor, limit, "scan_chunks")
+        return Page([chunk_from_json(i, value) for i, value in items], nxt)
 
     async def clear(self) -> None:
         """Remove every chunk of this namespace (``SCAN`` + ``UNLINK``: O(keys))."""
