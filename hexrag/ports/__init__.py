@@ -1,5 +1,6 @@
 """The ports: what the core needs from the outside world, as ``typing.Protocol`` classes."""
 
+from hexrag.ports.bulk import BulkLoads
 from hexrag.ports.cache import Cache
 from hexrag.ports.chunk_store import ChunkStore
 from hexrag.ports.embedder import Embedder
@@ -11,6 +12,7 @@ from hexrag.ports.vector_index import ScoresIds, VectorIndex
 
 __all__ = [
     "LLM",
+    "BulkLoads",
     "Cache",
     "ChunkStore",
     "Embedder",

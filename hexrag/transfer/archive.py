@@ -38,7 +38,7 @@ import numpy as np
 
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import Chunk, Entity, Relation, VectorRecord
-from hexrag.ports import Cache, ChunkStore, GraphStore, VectorIndex
+from hexrag.ports import BulkLoads, Cache, ChunkStore, GraphStore, VectorIndex
 from hexrag.ports.scan import (
     DEFAULT_SCAN_LIMIT,
     Page,
@@ -459,6 +459,8 @@ async def import_archive(
             continue
         vectors = np.load(root / info["vectors"], mmap_mode="r")
         index = stores.vector_index(name)
+        if isinstance(index, BulkLoads):
+            await index.begin_bulk_load()
         done = 0
         for lines in _read_lines(root / info["records"], batch):
             block = np.array(vectors[done : done + len(lines)], dtype=np.float32)
@@ -469,6 +471,8 @@ async def import_archive(
             await index.upsert(records)
             done += len(lines)
             say(name, done, info["count"])
+        if isinstance(index, BulkLoads):
+            await index.end_bulk_load()
     for name, kind, write in (
         ("nodes", Entity, stores.graph.upsert_nodes),
         ("edges", Relation, stores.graph.upsert_edges),

@@ -28,7 +28,7 @@ import numpy as np
 
 from hexrag.core.engine import QueryEngine
 from hexrag.core.model import QueryParam, VectorRecord
-from hexrag.ports import Embedder
+from hexrag.ports import BulkLoads, Embedder
 from hexrag.ports.scan import (
     DEFAULT_SCAN_LIMIT,
     ScansCache,
@@ -154,6 +154,14 @@ async def migrate_stack(
 
         plan.append(("llm_cache", source.cache.scan_entries, write_cache))  # type: ignore[attr-defined]
 
+    bulk = [
+        target.vector_index(n)
+        for n in VECTOR_SECTIONS
+        if isinstance(target.vector_index(n), BulkLoads)
+        and not state.section(n)["done"]
+    ]
+    for store in bulk:
+        await store.begin_bulk_load()  # type: ignore[attr-defined]
     for name, scan, write in plan:
         sec = state.section(name)
         if sec["done"]:
@@ -162,7 +170,7 @@ async def migrate_stack(
         while True:
             if stop_after_pages is not None and pages >= stop_after_pages:
                 state.save()
-                return result
+                return result  # indexes suspended by a bulk load come back on the next run
             page = await scan(sec["cursor"], limit=page_size)
             items = list(page.items)
             if items:
@@ -178,6 +186,10 @@ async def migrate_stack(
             if sec["done"]:
                 break
         result.copied[name] = sec["copied"]
+    for name in VECTOR_SECTIONS:
+        index = target.vector_index(name)
+        if isinstance(index, BulkLoads):
+            await index.end_bulk_load()
     return result
 
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, get_args
 
 import numpy as np
 
 from hexrag.adapters.postgres._base import PgAdapter
+from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._rows import (
     row_to_vector_record,
     rows_document,
@@ -16,6 +19,7 @@ from hexrag.adapters.postgres._rows import (
     vector_record_to_row,
     vector_text,
 )
+from hexrag.adapters.postgres._sql import quote_ident
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import QueryScope, VectorHit, VectorNamespace, VectorRecord
 from hexrag.core.oracle import cosine, normalise
@@ -38,6 +42,22 @@ CANDIDATE_SLACK: Final = 16
 SCORE_MARGIN: Final = 1e-4
 
 _NAMESPACES: tuple[str, ...] = get_args(VectorNamespace)
+
+#: ``maintenance_work_mem`` while :meth:`PgVectorIndex.end_bulk_load` builds the HNSW index.
+BULK_INDEX_MEMORY: Final = "1GB"
+#: From this many records an upsert takes the ``COPY`` path.
+COPY_MIN_ROWS: Final = 64
+_COPY_COLUMNS = (
+    "id", "vector", "entity_name", "src_id", "tgt_id", "content", "file_path", "full_doc_id",
+    "created_at", "source_id", "chunk_ids", "product_ids", "category_ids", "doc_ids", "metadata",
+)
+
+
+def _copy_value(value: Any, column: str) -> Any:
+    # jsonb goes through COPY as its text
+    if column in ("source_id", "metadata"):
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return value
 
 #: Scope field -> array column; each column holds ``hexrag.core.scope.scope_values``.
 SCOPE_COLUMNS: Final = {
@@ -227,15 +247,21 @@ class PgVectorIndex(PgAdapter):
     # -- writes --------------------------------------------------------------------------------
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
-        """Insert or replace records by id (last write of an id wins); one statement.
+        """Insert or replace records by id (last write of an id wins); one statement, or from
+        :data:`COPY_MIN_ROWS` records a ``COPY`` into a temporary table and one
+        ``INSERT ... ON CONFLICT`` from it, in one transaction (the bulk path).
 
         Raises :class:`ConfigurationError` (writing nothing) if any vector is missing, of the
         wrong length or non-finite.
         """
+        bulk = len(records) >= COPY_MIN_ROWS
         rows: dict[str, dict[str, Any]] = {}
         for record in records:
-            rows[record.id] = vector_record_to_row(record, dim=self._dim)
+            rows[record.id] = vector_record_to_row(record, dim=self._dim, vector_as_list=bulk)
         if not rows:
+            return
+        if bulk:
+            await self._copy_upsert(list(rows.values()))
             return
         await self._execute(
             f"upserting {len(rows)} records into {self._table}",
@@ -260,6 +286,83 @@ class PgVectorIndex(PgAdapter):
                     doc_ids = EXCLUDED.doc_ids, metadata = EXCLUDED.metadata""",
             rows_document(list(rows.values())),
         )
+
+    async def _copy_upsert(self, rows: list[dict[str, Any]]) -> None:
+        stage = f"hexrag_stage_{self._namespace}"
+        columns = list(_COPY_COLUMNS)
+        records = [tuple(_copy_value(row[c], c) for c in columns) for row in rows]
+        await self.ensure_tables()
+        action = f"bulk-upserting {len(rows)} records into {self._table}"
+        with translate_errors(action):
+            async with self._pool.acquire() as conn, conn.transaction():
+                await conn.execute(
+                    f"""CREATE TEMP TABLE IF NOT EXISTS {stage} (
+                        id text, vector real[], entity_name text, src_id text, tgt_id text,
+                        content text, file_path text, full_doc_id text, created_at bigint,
+                        source_id jsonb, chunk_ids text[], product_ids text[],
+                        category_ids text[], doc_ids text[], metadata jsonb
+                    ) ON COMMIT DELETE ROWS""",
+                    timeout=self._timeout,
+                )
+                await conn.copy_records_to_table(
+                    stage, records=records, columns=columns, timeout=self._timeout
+                )
+                await conn.execute(
+                    f"""INSERT INTO {self._table} ({", ".join(columns)})
+                        SELECT id, vector::vector, entity_name, src_id, tgt_id, content,
+                            file_path, full_doc_id, created_at, source_id, chunk_ids,
+                            product_ids, category_ids, doc_ids, metadata
+                        FROM {stage}
+                        ON CONFLICT (id) DO UPDATE SET
+                            vector = EXCLUDED.vector, entity_name = EXCLUDED.entity_name,
+                            src_id = EXCLUDED.src_id, tgt_id = EXCLUDED.tgt_id,
+                            content = EXCLUDED.content, file_path = EXCLUDED.file_path,
+                            full_doc_id = EXCLUDED.full_doc_id,
+                            created_at = EXCLUDED.created_at, source_id = EXCLUDED.source_id,
+                            chunk_ids = EXCLUDED.chunk_ids, product_ids = EXCLUDED.product_ids,
+                            category_ids = EXCLUDED.category_ids, doc_ids = EXCLUDED.doc_ids,
+                            metadata = EXCLUDED.metadata""",
+                    timeout=self._timeout,
+                )
+
+    async def begin_bulk_load(self) -> None:
+        """Many writes follow: an **empty** table loses its HNSW index, so rows go in without
+        index maintenance (:class:`~hexrag.ports.bulk.BulkLoads`). Searches stay exact
+        meanwhile (a sequential scan); :meth:`end_bulk_load` builds the index once."""
+        if not self._hnsw or await self.count() > 0:
+            return
+        await self._execute(
+            f"dropping the HNSW index of {self._table} for a bulk load",
+            f"DROP INDEX IF EXISTS {self._index_name()}",
+        )
+
+    async def end_bulk_load(self) -> None:
+        """Build the HNSW index if it is missing (idempotent; also after an interrupted load)."""
+        if not self._hnsw:
+            return
+        t = self._table
+        await self.ensure_tables()
+        with translate_errors(f"building the HNSW index of {t}"):
+            async with self._pool.acquire() as conn, conn.transaction():
+                # pgvector builds an HNSW graph far faster when it fits in memory
+                await conn.execute(
+                    "SELECT set_config('maintenance_work_mem', $1, true), "
+                    "set_config('max_parallel_maintenance_workers', $2, true)",
+                    BULK_INDEX_MEMORY,
+                    str(max(1, (os.cpu_count() or 2) - 1)),
+                    timeout=self._timeout,
+                )
+                await conn.execute(
+                    f"CREATE INDEX IF NOT EXISTS {self._tables.index(self._suffix + '_hnsw')} "
+                    f"ON {t} USING hnsw (vector vector_cosine_ops)",
+                )
+        await self._execute(f"analysing {t}", f"ANALYZE {t}")
+
+    def _index_name(self) -> str:
+        name = self._tables.index(self._suffix + "_hnsw")
+        if self._tables.schema is None:
+            return name
+        return f"{quote_ident(self._tables.schema)}.{name}"
 
     async def delete(self, ids: Sequence[str]) -> None:
         """Remove records by id; unknown ids are ignored."""
