@@ -118,12 +118,12 @@ def rows_document(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def vector_record_to_row(
-    record: VectorRecord, *, dim: int, vector_as_list: bool = False
+    record: VectorRecord, *, dim: int, vector_as_array: bool = False
 ) -> dict[str, Any]:
     """A vector-table row; the array columns are derived with the core's parsers.
 
-    ``vector`` is pgvector's text form, or (``vector_as_list``) a list of float32 values for a
-    ``real[]`` column (the ``COPY`` path)."""
+    ``vector`` is pgvector's text form, or (``vector_as_array``) a float32 numpy array for
+    pgvector's binary codec (the ``COPY`` path)."""
     if not isinstance(record.id, str) or not record.id:
         raise ConfigurationError(
             f"postgres: vector record id must be a non-empty string, got {record.id!r}"
@@ -133,7 +133,7 @@ def vector_record_to_row(
     scoped = scope_values(metadata, record.file_path, record.full_doc_id)
     return {
         "id": record.id,
-        "vector": vec.astype(np.float32).tolist() if vector_as_list else vector_text(vec),
+        "vector": vec.astype(np.float32) if vector_as_array else vector_text(vec),
         "entity_name": record.entity_name,
         "src_id": record.src_id,
         "tgt_id": record.tgt_id,

