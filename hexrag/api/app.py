@@ -4,24 +4,28 @@ A thin driving adapter over :class:`~hexrag.core.engine.QueryEngine`. Existing L
 work unchanged; hexrag adds the ``scope`` request field and ``processing_info`` details.
 
 Status codes: request validation -> 422 (``/query``, ``/query/stream``) or 400 with LightRAG's
-failure body (``/query/data``); a backend that cannot be reached -> 503, a timeout -> 504, an
-engine without the model an endpoint needs -> 503; anything else -> 500 with an error id. A
-stack trace never reaches the client.
+failure body (``/query/data``); a body over ``MAX_REQUEST_BODY_BYTES`` -> 413; a missing or
+wrong ``X-API-Key`` (when ``LIGHTRAG_API_KEY`` is set) -> 403; a backend that cannot be reached
+-> 503, a timeout (or a query over ``QUERY_TIMEOUT``) -> 504, an engine without the model an
+endpoint needs -> 503; anything else -> 500 with an error id, and the connection stays open.
+A stack trace never reaches the client, and a rejection never echoes more than a short,
+sanitised excerpt of the input (see :mod:`hexrag.api.limits` for every limit).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
-from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
+from fastapi_offline import FastAPIOffline
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -29,8 +33,11 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from starlette.middleware.cors import CORSMiddleware
 
-from hexrag.api.models import QueryDataResponse, QueryRequest, QueryResponse
+from hexrag.api.limits import ApiSettings
+from hexrag.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware, CatchAllMiddleware
+from hexrag.api.models import SCOPE_FIELDS, QueryDataResponse, QueryRequest, QueryResponse
 from hexrag.core.engine import QueryEngine, QueryResult
 from hexrag.core.errors import (
     BackendTimeout,
@@ -41,12 +48,43 @@ from hexrag.core.errors import (
     NotFound,
 )
 
-__all__ = ["Metrics", "create_app"]
+__all__ = ["DEFAULT_REQUIRED_STORES", "Metrics", "create_app", "safe_text"]
 
 log = logging.getLogger("hexrag.api")
 
 NO_CONTEXT = "No relevant context found for the query."
 Probe = Callable[[], Awaitable[Any]]
+T = TypeVar("T")
+
+#: Stores that must answer *and* hold records for ``/health`` to be green.
+DEFAULT_REQUIRED_STORES = ("entities", "relationships", "chunks", "graph", "chunk_store")
+#: Seconds each ``/health`` probe may take.
+PROBE_TIMEOUT = 2.0
+#: Longest excerpt of a message (and of each location part) in an error body.
+MAX_MESSAGE_CHARS = 300
+
+
+def safe_text(value: Any, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``value`` as a short string that JSON can always carry: lone surrogates escaped,
+    at most ``limit`` characters (an ellipsis marks a cut)."""
+    text = str(value)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _clean_errors(errors: list[Any]) -> list[dict[str, Any]]:
+    """pydantic's errors without ``input``/``ctx``/``url`` (they echo the request)."""
+    out = []
+    for err in errors[:20]:
+        out.append(
+            {
+                "type": safe_text(err.get("type", "value_error"), 60),
+                "loc": [x if isinstance(x, int) else safe_text(x, 60) for x in err.get("loc", ())],
+                "msg": safe_text(err.get("msg", "invalid value")),
+            }
+        )
+    return out
 
 
 class Metrics:
@@ -148,20 +186,32 @@ def create_app(
     *,
     probes: Mapping[str, Probe] | None = None,
     title: str = "hexrag",
+    settings: ApiSettings | None = None,
+    required_stores: Collection[str] = DEFAULT_REQUIRED_STORES,
+    probe_timeout: float = PROBE_TIMEOUT,
 ) -> FastAPI:
     """Build the app around ``engine``.
 
-    ``probes`` maps a store name to an async callable that raises when the store is unhealthy;
-    by default every store of the engine is probed with its cheapest count.
+    ``probes`` maps a store name to an async callable that raises when the store is unhealthy
+    (its result, when an ``int``, is the store's record count); by default every store of the
+    engine is probed with its cheapest count. ``/health`` is red (503) when a probe fails or
+    times out (``probe_timeout``), or when a store of ``required_stores`` counts 0 records,
+    and names the store. ``settings`` holds the limits, the API key, the whitelisted paths
+    and the CORS origins (default: :meth:`ApiSettings.from_env`).
     """
-    app = FastAPI(
+    config = settings if settings is not None else ApiSettings.from_env()
+    limits = config.limits
+    from hexrag import __version__
+
+    app = FastAPIOffline(
         title=title,
-        version="0.1.0",
+        version=__version__,
         description="LightRAG-compatible graph-RAG query API (hexrag).",
     )
     metrics = Metrics()
     app.state.metrics = metrics
     app.state.engine = engine
+    app.state.settings = config
     if probes is None:
         s = engine.stores
         probes = {
@@ -171,14 +221,60 @@ def create_app(
             "graph": s.graph.count_nodes,
             "chunk_store": s.chunk_store.count,
         }
+    required = frozenset(required_stores)
+
+    # innermost first: the API key is checked before the body is read
+    if config.api_key:
+        whitelist = (*config.whitelist_paths, "/docs", "/openapi.json", "/static-offline-docs/*")
+        app.add_middleware(ApiKeyMiddleware, api_key=config.api_key, whitelist=whitelist)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=limits.max_request_body_bytes)
+    if config.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(config.cors_origins),
+            allow_methods=["GET", "POST", "OPTIONS"],
+            allow_headers=["*"],
+        )
+    app.add_middleware(
+        CatchAllMiddleware, on_error=lambda: metrics.errors.labels("internal").inc()
+    )
+    if config.api_key:
+        _declare_api_key(app)
+
+    def enforce(req: QueryRequest) -> None:
+        """The configured limits (the request model holds the hard caps)."""
+        if len(req.query) > limits.max_query_chars:
+            raise InvalidQuery(f"query is longer than MAX_QUERY_CHARS={limits.max_query_chars}")
+        for name in ("hl_keywords", "ll_keywords"):
+            if len(getattr(req, name)) > limits.max_keywords:
+                raise InvalidQuery(f"{name} has more than MAX_KEYWORDS={limits.max_keywords}")
+        history = req.conversation_history or []
+        if len(history) > limits.max_history_messages:
+            raise InvalidQuery(
+                "conversation_history has more than "
+                f"MAX_HISTORY_MESSAGES={limits.max_history_messages} messages"
+            )
+        if req.scope is not None:
+            for name in SCOPE_FIELDS:
+                values = getattr(req.scope, name)
+                if isinstance(values, list) and len(values) > limits.max_scope_values:
+                    raise InvalidQuery(
+                        f"scope.{name} has more than MAX_SCOPE_VALUES="
+                        f"{limits.max_scope_values} values"
+                    )
+
+    async def bounded(awaitable: Awaitable[T]) -> T:
+        try:
+            return await asyncio.wait_for(awaitable, limits.query_timeout)
+        except TimeoutError:
+            raise BackendTimeout(
+                f"the query did not finish within QUERY_TIMEOUT={limits.query_timeout:g}s"
+            ) from None
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         metrics.errors.labels("validation").inc()
-        errors = jsonable_encoder(exc.errors(), custom_encoder={Exception: str})
-        for err in errors:
-            err.pop("ctx", None)
-            err.pop("url", None)
+        errors = _clean_errors(list(exc.errors()))
         if request.url.path == "/query/data":
             parts = [
                 f"{' -> '.join(str(x) for x in e.get('loc', ()))}: {e.get('msg', '')}"
@@ -188,7 +284,7 @@ def create_app(
                 status_code=400,
                 content={
                     "status": "failure",
-                    "message": "Validation error: " + "; ".join(parts),
+                    "message": safe_text("Validation error: " + "; ".join(parts), 1000),
                     "data": {},
                     "metadata": {},
                 },
@@ -200,47 +296,36 @@ def create_app(
         status = _status_for(exc)
         kind = type(exc).__name__
         metrics.errors.labels(kind).inc()
+        message = safe_text(exc)
         if status == 422:
             if request.url.path == "/query/data":
                 return JSONResponse(
                     status_code=400,
                     content={
                         "status": "failure",
-                        "message": f"Validation error: {exc}",
+                        "message": f"Validation error: {message}",
                         "data": {},
                         "metadata": {},
                     },
                 )
             return JSONResponse(
                 status_code=422,
-                content={"detail": [{"loc": ["body"], "msg": str(exc), "type": "value_error"}]},
+                content={"detail": [{"loc": ["body"], "msg": message, "type": "value_error"}]},
             )
         error_id = _error_id()
-        log.warning("request failed (%s, error_id=%s): %s", kind, error_id, exc)
+        log.warning("request failed (%s, error_id=%s): %s", kind, error_id, message)
         return JSONResponse(
             status_code=status,
-            content={"detail": f"{exc} (error_id: {error_id})", "error_id": error_id},
-        )
-
-    @app.exception_handler(Exception)
-    async def _internal(request: Request, exc: Exception) -> JSONResponse:
-        error_id = _error_id()
-        metrics.errors.labels("internal").inc()
-        log.exception("internal error (error_id=%s)", error_id)
-        return JSONResponse(
-            status_code=500,
-            content={
-                "detail": f"Internal server error (error_id: {error_id})",
-                "error_id": error_id,
-            },
+            content={"detail": f"{message} (error_id: {error_id})", "error_id": error_id},
         )
 
     @app.post("/query", response_model=QueryResponse, tags=["query"])
     async def query(req: QueryRequest) -> QueryResponse:
         """Answer a question (LightRAG ``POST /query``)."""
         started = time.perf_counter()
+        enforce(req)
         param = req.to_query_param(stream=False)
-        result = await engine.query_result(req.query, param)
+        result = await bounded(engine.query_result(req.query, param))
         content = result.content or ""
         elapsed = time.perf_counter() - started
         metrics.observe("/query", param.mode, result.raw_data, elapsed, cache_hit=result.cache_hit)
@@ -267,9 +352,10 @@ def create_app(
     async def query_stream(req: QueryRequest) -> StreamingResponse:
         """Answer as NDJSON: references, response pieces, then a final status line."""
         started = time.perf_counter()
+        enforce(req)
         stream = req.stream if req.stream is not None else True
         param = req.to_query_param(stream=stream)
-        result = await engine.query_result(req.query, param)
+        result = await bounded(engine.query_result(req.query, param))
         refs = _references(result, req)
 
         async def lines() -> AsyncIterator[bytes]:
@@ -295,7 +381,7 @@ def create_app(
                 yield _line(
                     {
                         "status": "failed",
-                        "error": str(exc) or type(exc).__name__,
+                        "error": safe_text(exc) or type(exc).__name__,
                         "error_id": error_id,
                     }
                 )
@@ -320,8 +406,9 @@ def create_app(
     async def query_data(req: QueryRequest) -> QueryDataResponse:
         """Retrieval only: entities, relationships, chunks, references (LightRAG's route)."""
         started = time.perf_counter()
+        enforce(req)
         param = req.to_query_param(stream=False)
-        raw = await engine.query_data(req.query, param)
+        raw = await bounded(engine.query_data(req.query, param))
         metrics.observe("/query/data", param.mode, raw, time.perf_counter() - started)
         return QueryDataResponse(
             status=raw.get("status", "failure"),
@@ -330,26 +417,46 @@ def create_app(
             metadata=raw.get("metadata", {}),
         )
 
-    @app.get("/health", tags=["ops"])
+    async def probe(name: str, check: Probe) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        try:
+            value = await asyncio.wait_for(check(), probe_timeout)
+        except TimeoutError:
+            return {"status": "error", "error": f"no answer within {probe_timeout:g}s"}
+        except Exception as exc:
+            return {"status": "error", "error": safe_text(f"{type(exc).__name__}: {exc}")}
+        count = value if isinstance(value, int) and not isinstance(value, bool) else None
+        status = "empty" if count == 0 and name in required else "ok"
+        return {
+            "status": status,
+            "latency_ms": round(1000 * (time.perf_counter() - t0), 2),
+            "count": count,
+        }
+
+    @app.get(
+        "/health",
+        tags=["ops"],
+        responses={503: {"description": "A store failed, timed out, or is empty"}},
+    )
     async def health() -> JSONResponse:
-        """Probe every configured store; 503 when one fails."""
-        stores: dict[str, Any] = {}
-        ok = True
-        for name, probe in probes.items():
-            t0 = time.perf_counter()
-            try:
-                value = await probe()
-                stores[name] = {
-                    "status": "ok",
-                    "latency_ms": round(1000 * (time.perf_counter() - t0), 2),
-                    "count": value if isinstance(value, int) else None,
-                }
-            except Exception as exc:
-                ok = False
-                stores[name] = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+        """Probe every store (concurrently, each within a timeout).
+
+        200 ``ok`` when every store answers and every required store holds records; 503
+        ``degraded`` otherwise, with ``problems`` naming each store and why."""
+        names = list(probes)
+        results = await asyncio.gather(*(probe(n, probes[n]) for n in names))
+        stores = dict(zip(names, results, strict=True))
+        problems = [
+            f"{n}: {r['error']}" if r["status"] == "error" else f"{n}: holds no records"
+            for n, r in stores.items()
+            if r["status"] != "ok"
+        ]
+        problems += [f"{n}: not probed" for n in sorted(required - set(stores))]
+        ok = not problems
         body = {
             "status": "ok" if ok else "degraded",
             "stores": stores,
+            "problems": problems,
             "llm": engine.llm is not None,
             "reranker": engine.reranker is not None,
         }
@@ -361,3 +468,22 @@ def create_app(
         return PlainTextResponse(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     return app
+
+
+def _declare_api_key(app: FastAPI) -> None:
+    """Put the ``X-API-Key`` scheme into the OpenAPI document (Swagger's Authorize box)."""
+    base = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = base()
+            schema.setdefault("components", {}).setdefault("securitySchemes", {})["APIKey"] = {
+                "type": "apiKey",
+                "in": "header",
+                "name": "X-API-Key",
+            }
+            schema["security"] = [{"APIKey": []}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

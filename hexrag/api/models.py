@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -14,6 +14,39 @@ __all__ = ["QueryDataResponse", "QueryRequest", "QueryResponse", "ScopeModel"]
 
 MAX_QUERY_CHARS = 65536
 MAX_AGGREGATE_CHARS = 131072
+MAX_SCOPE_VALUES = 1000  # hard cap of the schema; ApiLimits.max_scope_values is the setting
+SCOPE_FIELDS = ("product_id", "category_id", "doc_ids")
+
+ScopeValue = str | Annotated[list[str], Field(max_length=MAX_SCOPE_VALUES)] | None
+
+
+def text_problem(text: str, *, control: bool = False) -> str | None:
+    """Why ``text`` cannot be accepted (``None`` when it can): a NUL character, a lone
+    surrogate (not encodable as UTF-8), or with ``control`` any other C0 control character."""
+    if "\x00" in text:
+        return "must not contain NUL characters"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "must be valid Unicode (lone surrogate)"
+    if control and any(c < " " for c in text):
+        return "must not contain control characters"
+    return None
+
+
+def _check_text(value: str | None, *, control: bool = False) -> str | None:
+    if value is not None:
+        problem = text_problem(value, control=control)
+        if problem:
+            raise ValueError(problem)
+    return value
+
+
+def _check_values(value: Any, *, control: bool = True) -> Any:
+    for v in [value] if isinstance(value, str) else (value or []):
+        if isinstance(v, str):
+            _check_text(v, control=control)
+    return value
 
 
 class ScopeModel(BaseModel):
@@ -21,9 +54,14 @@ class ScopeModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    product_id: str | list[str] | None = None
-    category_id: str | list[str] | None = None
-    doc_ids: str | list[str] | None = None
+    product_id: ScopeValue = None
+    category_id: ScopeValue = None
+    doc_ids: ScopeValue = None
+
+    @field_validator("product_id", "category_id", "doc_ids")
+    @classmethod
+    def _safe(cls, value: Any) -> Any:
+        return _check_values(value)
 
     def to_scope(self) -> QueryScope:
         """The domain scope (raises ``InvalidScope`` on malformed values)."""
@@ -55,14 +93,34 @@ class QueryRequest(BaseModel):
     include_progress: bool | None = False
     stream: bool | None = None
     scope: ScopeModel | None = Field(default=None, description="hexrag: restrict retrieval.")
+    product_id: ScopeValue = Field(
+        default=None, description="hexrag: the same as scope.product_id (merged into scope)."
+    )
+    category_id: ScopeValue = Field(
+        default=None, description="hexrag: the same as scope.category_id (merged into scope)."
+    )
+    doc_ids: ScopeValue = Field(
+        default=None, description="hexrag: the same as scope.doc_ids (merged into scope)."
+    )
 
     @field_validator("query", mode="after")
     @classmethod
     def _not_empty(cls, value: str) -> str:
+        _check_text(value)
         value = value.strip()
         if not value:
             raise ValueError("Query must not be empty.")
         return value
+
+    @field_validator("user_prompt", "response_type")
+    @classmethod
+    def _safe_text(cls, value: str | None) -> str | None:
+        return _check_text(value)
+
+    @field_validator("product_id", "category_id", "doc_ids")
+    @classmethod
+    def _safe_scope(cls, value: Any) -> Any:
+        return _check_values(value)
 
     @field_validator("hl_keywords", "ll_keywords")
     @classmethod
@@ -70,6 +128,7 @@ class QueryRequest(BaseModel):
         for kw in value:
             if len(kw) > 512:
                 raise ValueError("each keyword must be at most 512 characters")
+            _check_text(kw, control=True)
         return value
 
     @field_validator("conversation_history")
@@ -81,7 +140,28 @@ class QueryRequest(BaseModel):
                 raise ValueError(f"message {i}: 'role' must be a non-empty string (max 64 chars)")
             if not isinstance(content, str) or len(content) > 32768:
                 raise ValueError(f"message {i}: 'content' must be a string (max 32768 chars)")
+            for text in (*msg, *msg.values()):  # extra keys (e.g. "name") are kept
+                problem = text_problem(text) if isinstance(text, str) else None
+                if problem:
+                    raise ValueError(f"message {i}: {problem}")
         return value
+
+    @model_validator(mode="after")
+    def _merge_top_level_scope(self) -> QueryRequest:
+        given = {f: getattr(self, f) for f in SCOPE_FIELDS if getattr(self, f) is not None}
+        if not given:
+            return self
+        inner = self.scope.model_dump(exclude_none=True) if self.scope is not None else {}
+        for name, value in given.items():
+            if name in inner and inner[name] != value:
+                raise ValueError(
+                    f"{name} is given both at the top level and in scope, with different values"
+                )
+            inner[name] = value
+        self.scope = ScopeModel(**inner)
+        for name in given:
+            setattr(self, name, None)
+        return self
 
     @model_validator(mode="after")
     def _aggregate(self) -> QueryRequest:
@@ -100,7 +180,10 @@ class QueryRequest(BaseModel):
         """LightRAG's ``to_query_params``: unset fields fall back to QueryParam defaults."""
         data = self.model_dump(
             exclude_none=True,
-            exclude={"query", "include_chunk_content", "include_progress", "scope", "stream"},
+            exclude={
+                "query", "include_chunk_content", "include_progress", "scope", "stream",
+                *SCOPE_FIELDS,
+            },
         )
         param = QueryParam(**data, stream=stream)
         if self.scope is not None:

@@ -211,12 +211,14 @@ class QueryScope(BaseModel):
         values = [value] if isinstance(value, str) else value
         if not isinstance(values, (list, tuple, set, frozenset)):
             raise ValueError(f"{info.field_name} must be a string or a list of strings")
-        out: list[str] = []
+        out: dict[str, None] = {}  # insertion-ordered set: de-duplication in linear time
         for v in values:
             if not isinstance(v, str) or not v.strip():
-                raise ValueError(f"{info.field_name} values must be non-empty strings, got {v!r}")
-            if v not in out:
-                out.append(v)
+                shown = repr(v)[:40]
+                raise ValueError(f"{info.field_name} values must be non-empty strings, got {shown}")
+            if "\x00" in v:
+                raise ValueError(f"{info.field_name} values must not contain NUL characters")
+            out[v] = None
         if not out:
             raise ValueError(f"{info.field_name} must not be an empty list")
         return tuple(out)

@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,39 +24,10 @@ from hexrag.core.model import Entity
 from hexrag.core.versioning import CorpusVersion, track_writes
 from hexrag.demo import DEFAULT_QUESTION, DemoStack, build_demo_engine
 from hexrag.testing.scripted_openai import Reply, ScriptedOpenAIServer
+from tests.integration.live import LiveServer
 
 Q = DEFAULT_QUESTION
 KEYWORDS = {"hl_keywords": ["single sign-on"], "ll_keywords": ["Okta", "SSO"]}
-
-
-class LiveServer:
-    """uvicorn serving ``app`` on 127.0.0.1 (free port) in a daemon thread."""
-
-    def __init__(self, app: Any) -> None:
-        import uvicorn
-
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False,
-                                lifespan="off", timeout_graceful_shutdown=1)
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [sock]}, daemon=True
-        )
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.005)
-        self.client = httpx.Client(base_url=self.url, timeout=20)
-
-    def stop(self) -> None:
-        self.client.close()
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
 
 
 def _demo() -> DemoStack:

@@ -15,6 +15,7 @@ from hexrag.core.errors import (
     BackendUnavailable,
     ConfigurationError,
     HexragError,
+    InvalidQuery,
     NotFound,
 )
 
@@ -85,6 +86,17 @@ CASES: list[tuple[BaseException, type[HexragError], str]] = [
     (asyncpg.ClientConfigurationError("invalid DSN"), ConfigurationError, "DSN"),
     (ValueError("invalid connection option"), ConfigurationError, "DSN"),
     (asyncpg.DataError("invalid input syntax"), BackendError, "failed"),
+    (
+        asyncpg.CharacterNotInRepertoireError('invalid byte sequence for encoding "UTF8": 0x00'),
+        InvalidQuery,
+        "NUL characters",
+    ),
+    (asyncpg.UntranslatableCharacterError("x"), InvalidQuery, "cannot be stored"),
+    (
+        UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed"),
+        InvalidQuery,
+        "not valid Unicode",
+    ),
     (asyncpg.InterfaceError("the server expects 2 arguments"), BackendError, "failed"),
     (RuntimeError("anything else"), BackendError, "failed"),
 ]
@@ -97,7 +109,10 @@ def test_mapping(exc: BaseException, kind: type[HexragError], hint: str) -> None
     err = translate_error(exc, action="reading chunks")
     assert type(err) is kind
     message = str(err)
-    assert message.startswith("postgres: reading chunks")
+    if kind is InvalidQuery:  # the request's fault: the message names no table
+        assert message.startswith("postgres: ") and "reading chunks" not in message
+    else:
+        assert message.startswith("postgres: reading chunks")
     assert hint.lower() in message.lower()
     if isinstance(err, BackendError):
         assert err.backend == "postgres"

@@ -12,6 +12,7 @@ from hexrag.core.errors import (
     BackendUnavailable,
     ConfigurationError,
     HexragError,
+    InvalidQuery,
     NotFound,
 )
 
@@ -37,6 +38,12 @@ _UNAVAILABLE_STATES = {
 }
 _AUTH_STATES = {"28000", "28P01"}  # invalid_authorization_specification, invalid_password
 _MISSING_RELATION_STATES = {"42P01", "3F000"}  # undefined_table, invalid_schema_name
+# data exceptions caused by a parameter value (NUL byte, bad encoding)
+_INPUT_STATES = {
+    "22021",  # character_not_in_repertoire (e.g. 0x00 in a text parameter)
+    "22P05",  # untranslatable_character
+    "22P02",  # invalid_text_representation
+}
 
 
 def translate_error(exc: BaseException, *, action: str) -> HexragError:
@@ -59,8 +66,17 @@ def translate_error(exc: BaseException, *, action: str) -> HexragError:
     except ImportError:  # pragma: no cover - the adapter cannot run without asyncpg anyway
         asyncpg = None  # type: ignore[assignment]
 
+    if isinstance(exc, UnicodeError):
+        # a parameter PostgreSQL cannot take (a lone surrogate): the request's fault, and the
+        # message names no table
+        return InvalidQuery("postgres: a value of the request is not valid Unicode")
     if asyncpg is not None and isinstance(exc, asyncpg.PostgresError):
         state = getattr(exc, "sqlstate", None) or ""
+        if state in _INPUT_STATES:
+            return InvalidQuery(
+                "postgres: a value of the request cannot be stored or searched "
+                "(NUL characters and invalid byte sequences are not allowed in text)"
+            )
         if state in _TIMEOUT_STATES:
             return BackendTimeout(
                 f"postgres: {action} was cancelled by the server ({exc}); check "

@@ -1,0 +1,123 @@
+"""The HTTP API's limits and access settings, with LightRAG-style environment names.
+
+======================  ========================  =========  ==============================
+setting                 environment variable      default    over the limit
+======================  ========================  =========  ==============================
+request body            ``MAX_REQUEST_BODY_BYTES``  1 MiB    413 (counted while streaming)
+query length            ``MAX_QUERY_CHARS``       65536      422
+scope values per field  ``MAX_SCOPE_VALUES``      256        422
+history turns           ``MAX_HISTORY_MESSAGES``  64         422 (``conversation_history``)
+keywords per list       ``MAX_KEYWORDS``          64         422 (``hl_``/``ll_keywords``)
+query time              ``QUERY_TIMEOUT``         120 s      504
+API key                 ``LIGHTRAG_API_KEY``      (none)     403 (header ``X-API-Key``)
+unauthenticated paths   ``WHITELIST_PATHS``       ``/health``  (``/docs`` and its assets too)
+CORS origins            ``CORS_ORIGINS``          (none)     no CORS headers
+======================  ========================  =========  ==============================
+
+``MAX_REQUEST_BODY_BYTES=0`` disables the body limit, like LightRAG. ``WHITELIST_PATHS`` and
+``CORS_ORIGINS`` are comma-separated; a ``/*`` suffix whitelists a path and everything under
+it; ``CORS_ORIGINS=*`` allows every origin.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from hexrag.core.errors import ConfigurationError
+
+__all__ = ["ApiLimits", "ApiSettings"]
+
+#: Hard upper bounds of the request model (the OpenAPI schema states them); the configured
+#: limits can only be lower.
+HARD_MAX_QUERY_CHARS = 65536
+HARD_MAX_SCOPE_VALUES = 1000
+HARD_MAX_HISTORY = 128
+HARD_MAX_KEYWORDS = 64
+
+
+@dataclass(frozen=True)
+class ApiLimits:
+    """Size and time bounds of one request (see the module docstring)."""
+
+    max_request_body_bytes: int = 1024 * 1024
+    max_query_chars: int = HARD_MAX_QUERY_CHARS
+    max_scope_values: int = 256
+    max_history_messages: int = 64
+    max_keywords: int = HARD_MAX_KEYWORDS
+    query_timeout: float = 120.0
+
+    def __post_init__(self) -> None:
+        checks = {
+            "MAX_REQUEST_BODY_BYTES": (self.max_request_body_bytes, 0, 1 << 34),
+            "MAX_QUERY_CHARS": (self.max_query_chars, 1, HARD_MAX_QUERY_CHARS),
+            "MAX_SCOPE_VALUES": (self.max_scope_values, 1, HARD_MAX_SCOPE_VALUES),
+            "MAX_HISTORY_MESSAGES": (self.max_history_messages, 0, HARD_MAX_HISTORY),
+            "MAX_KEYWORDS": (self.max_keywords, 0, HARD_MAX_KEYWORDS),
+        }
+        for name, (value, lo, hi) in checks.items():
+            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+                raise ConfigurationError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
+        t = self.query_timeout
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 86400:
+            raise ConfigurationError(
+                f"QUERY_TIMEOUT must be a number of seconds in (0, 86400], got {t!r}"
+            )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> ApiLimits:
+        """The limits set in ``env`` (default: ``os.environ``), defaults elsewhere."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        for attr, name, kind in (
+            ("max_request_body_bytes", "MAX_REQUEST_BODY_BYTES", int),
+            ("max_query_chars", "MAX_QUERY_CHARS", int),
+            ("max_scope_values", "MAX_SCOPE_VALUES", int),
+            ("max_history_messages", "MAX_HISTORY_MESSAGES", int),
+            ("max_keywords", "MAX_KEYWORDS", int),
+            ("query_timeout", "QUERY_TIMEOUT", float),
+        ):
+            raw = env.get(name)
+            if raw is None or raw.strip() == "":
+                continue
+            try:
+                values[attr] = kind(raw)
+            except ValueError:
+                raise ConfigurationError(f"{name}={raw!r} is not a valid {kind.__name__}") from None
+        return cls(**values)
+
+
+def _csv(value: str | None) -> tuple[str, ...]:
+    return tuple(p.strip() for p in (value or "").split(",") if p.strip())
+
+
+@dataclass(frozen=True)
+class ApiSettings:
+    """Limits plus access control of one app."""
+
+    limits: ApiLimits = field(default_factory=ApiLimits)
+    api_key: str | None = None
+    whitelist_paths: tuple[str, ...] = ("/health",)
+    cors_origins: tuple[str, ...] = ()
+
+    @classmethod
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, *, api_key: str | None = None
+    ) -> ApiSettings:
+        """Settings from ``env`` (``LIGHTRAG_API_KEY``, ``WHITELIST_PATHS``,
+        ``CORS_ORIGINS`` and the limits); ``api_key`` (``--key``) wins over the variable."""
+        env = os.environ if env is None else env
+        key = api_key if api_key is not None else env.get("LIGHTRAG_API_KEY")
+        whitelist = _csv(env.get("WHITELIST_PATHS")) if "WHITELIST_PATHS" in env else ("/health",)
+        return cls(
+            limits=ApiLimits.from_env(env),
+            api_key=key or None,
+            whitelist_paths=whitelist,
+            cors_origins=_csv(env.get("CORS_ORIGINS")),
+        )
+
+    def with_key(self, api_key: str | None) -> ApiSettings:
+        """A copy with ``api_key`` (``None`` or empty: no key)."""
+        return replace(self, api_key=api_key or None)

@@ -1,0 +1,176 @@
+"""Pure ASGI middleware of the HTTP API: body limit, API key, and a last-resort 500.
+
+They run before FastAPI reads a body, so a request over the limit or without its key costs
+nothing, and they answer with short JSON bodies that never echo the input.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+__all__ = ["ApiKeyMiddleware", "BodyLimitMiddleware", "CatchAllMiddleware", "path_matches"]
+
+log = logging.getLogger("hexrag.api")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+async def send_json(send: Send, status: int, body: dict[str, Any], **headers: str) -> None:
+    """Send a complete JSON response."""
+    data = json.dumps(body).encode("utf-8")
+    raw_headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(data)).encode()),
+        *((k.encode(), v.encode()) for k, v in headers.items()),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+class BodyLimitMiddleware:
+    """413 for a body over ``max_bytes``: refused on its ``Content-Length`` before anything is
+    read, else while it streams in. The body is read here (at most ``max_bytes`` of it) and
+    handed to the app in one piece, so the app never sees a partial body."""
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.max_bytes <= 0:
+            await self.app(scope, receive, send)
+            return
+        limit = self.max_bytes
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    await send_json(send, 400, {"detail": "invalid Content-Length header"})
+                    return
+                if declared > limit:
+                    await self._refuse(send)
+                    return
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            total += len(chunk)
+            if total > limit:
+                await self._refuse(send)
+                return
+            parts.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(parts)
+        delivered = False
+
+        async def replay() -> Message:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Send) -> None:
+        await send_json(
+            send,
+            413,
+            {"detail": f"request body too large (limit {self.max_bytes} bytes, "
+                       "MAX_REQUEST_BODY_BYTES)"},
+            connection="close",
+        )
+
+
+def path_matches(path: str, patterns: tuple[str, ...]) -> bool:
+    """``path`` equals a pattern, or is under a ``/prefix/*`` pattern (segment boundary)."""
+    for pattern in patterns:
+        if pattern.endswith("/*"):
+            prefix = pattern[:-2]
+            if path == prefix or path.startswith(prefix + "/") or prefix == "":
+                return True
+        elif path == pattern:
+            return True
+    return False
+
+
+class ApiKeyMiddleware:
+    """403 unless the ``X-API-Key`` header equals the key (constant-time comparison), except
+    on whitelisted paths and CORS preflight requests. LightRAG's messages: ``API Key
+    required`` when the header is missing, ``Invalid API Key`` when it is wrong."""
+
+    def __init__(self, app: ASGIApp, *, api_key: str, whitelist: tuple[str, ...]) -> None:
+        self.app = app
+        self.key = api_key.encode("utf-8")
+        self.whitelist = whitelist
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") == "OPTIONS":
+            await self.app(scope, receive, send)
+            return
+        if path_matches(scope.get("path", ""), self.whitelist):
+            await self.app(scope, receive, send)
+            return
+        given = None
+        for name, value in scope.get("headers", []):
+            if name == b"x-api-key":
+                given = value
+                break
+        if given is None:
+            await send_json(send, 403, {"detail": "API Key required"})
+            return
+        if not hmac.compare_digest(given, self.key):
+            await send_json(send, 403, {"detail": "Invalid API Key"})
+            return
+        await self.app(scope, receive, send)
+
+
+class CatchAllMiddleware:
+    """Any exception that escapes the app becomes a 500 JSON response with an error id, and is
+    **not** re-raised, so the server keeps the client's keep-alive connection (Starlette's
+    own last-resort handler re-raises, and uvicorn then drops the connection)."""
+
+    def __init__(self, app: ASGIApp, *, on_error: Callable[[], None] | None = None) -> None:
+        self.app = app
+        self.on_error = on_error
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking)
+        except Exception:
+            error_id = secrets.token_hex(6)
+            log.exception("internal error (error_id=%s)", error_id)
+            if self.on_error is not None:
+                self.on_error()
+            if started:
+                return  # the response is under way: nothing more can be said
+            await send_json(
+                send,
+                500,
+                {"detail": f"Internal server error (error_id: {error_id})", "error_id": error_id},
+            )
