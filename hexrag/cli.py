@@ -43,8 +43,23 @@ EXIT_BAD_INPUT = 2
 EXIT_FAILURE = 1
 
 
+def _version(value: bool) -> None:
+    if value:
+        from hexrag import __version__
+
+        typer.echo(f"hexrag {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
     """hexrag command line."""
 
 
@@ -320,14 +335,20 @@ async def _query(
     with status:
         if spec.strip().lower() == "hashing":
             # the hashing model adapts to the directory (a demo or test directory built with it)
-            stack = load_workdir(workdir, workspace=workspace, cosine_threshold=threshold)
+            stack = load_workdir(
+                workdir, workspace=workspace, cosine_threshold=threshold, require_complete=True
+            )
             model = await aresolve_embedder(f"hashing:{stack.embedding_dim}")
         else:
             status.update(f"loading the {spec} embedder ...")
             model = await aresolve_embedder(spec)
             status.update(f"loading {workdir} ...")
             stack = load_workdir(
-                workdir, workspace=workspace, embedder_dim=model.dim, cosine_threshold=threshold
+                workdir,
+                workspace=workspace,
+                embedder_dim=model.dim,
+                cosine_threshold=threshold,
+                require_complete=True,
             )
     if output == "answer":
         return await _answer_output(stack, model, settings, query, param, models, stream)
@@ -490,14 +511,50 @@ def serve_command(
         typer.Option("--reranker", help="none, an http(s):// rerank endpoint, cohere or jina."),
     ] = None,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on (LightRAG's default).")] = 9621,
+    port: Annotated[
+        int, typer.Option(help="Port to listen on (LightRAG's default).", min=1, max=65535)
+    ] = 9621,
     log_level: Annotated[
         str, typer.Option(help="uvicorn log level: critical, error, warning, info, debug.")
     ] = "info",
+    key: Annotated[
+        str | None,
+        typer.Option(
+            "--key",
+            help="API key clients send as X-API-Key (default: env LIGHTRAG_API_KEY).",
+            show_default=False,
+        ),
+    ] = None,
+    cors_origins: Annotated[
+        str | None,
+        typer.Option(
+            "--cors-origins",
+            help="Comma-separated origins allowed by CORS, or * (default: env CORS_ORIGINS).",
+            show_default=False,
+        ),
+    ] = None,
+    allow_empty: Annotated[
+        bool,
+        typer.Option(
+            "--allow-empty", help="Serve even when the stack holds no data (/health stays red)."
+        ),
+    ] = False,
 ) -> None:
-    """Serve LightRAG's /query, /query/stream and /query/data (plus /health, /metrics, /docs)."""
+    """Serve LightRAG's /query, /query/stream and /query/data (plus /health, /metrics, /docs).
+
+    Everything is checked before anything is loaded: the log level, the port (bound first,
+    so a port in use fails at once), the limits and key from the environment
+    (MAX_REQUEST_BODY_BYTES, MAX_QUERY_CHARS, MAX_SCOPE_VALUES, MAX_HISTORY_MESSAGES,
+    MAX_KEYWORDS, QUERY_TIMEOUT, LIGHTRAG_API_KEY, WHITELIST_PATHS, CORS_ORIGINS) and the
+    stack configuration. A stack without data (no --workdir, --config or stack variables;
+    or a working directory without its files) is refused unless --allow-empty.
+    """
+    level = log_level.strip().lower()
+    if level not in LOG_LEVELS:
+        _fail(f"unknown log level {log_level!r}; choose one of {', '.join(LOG_LEVELS)}")
 
     def run() -> None:
+        from hexrag.api.limits import ApiSettings
         from hexrag.config import load_config
 
         settings = load_config(
@@ -509,9 +566,54 @@ def serve_command(
             llm=llm,
             reranker=reranker,
         )
-        asyncio.run(_serve(settings, host=host, port=port, log_level=log_level))
+        env = dict(os.environ)
+        if cors_origins is not None:
+            env["CORS_ORIGINS"] = cors_origins
+        api = ApiSettings.from_env(env, api_key=key)
+        plan = settings.plan()
+        if not allow_empty and plan.workdir is None and all(
+            spec.kind == "memory" for role, spec in plan.stores.items() if role != "cache"
+        ):
+            raise ConfigurationError(
+                "nothing to serve: give --workdir (a LightRAG working directory), --config "
+                "(a stack TOML) or the stack's environment variables; --allow-empty serves an "
+                "empty in-memory stack"
+            )
+        sock = _bind(host, port)
+        try:
+            asyncio.run(
+                _serve(settings, sock=sock, host=host, port=port, log_level=level, api=api,
+                       allow_empty=allow_empty)
+            )
+        finally:
+            sock.close()
 
     _guarded(run)
+
+
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
+def _bind(host: str, port: int) -> Any:
+    """A listening socket on ``host:port``, bound before anything is loaded."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as exc:
+        raise ConfigurationError(f"cannot listen on {host}:{port}: {exc}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        reason = "the port is in use" if exc.errno == 98 else exc.strerror or str(exc)
+        raise ConfigurationError(f"cannot listen on {host}:{port}: {reason}") from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def _server_class() -> Any:
@@ -544,8 +646,17 @@ def _server_class() -> Any:
     return _Server
 
 
-async def _serve(config: Any, *, host: str, port: int, log_level: str) -> None:
-    """Build the stack (showing progress), then run uvicorn on this event loop."""
+async def _serve(
+    config: Any,
+    *,
+    sock: Any,
+    host: str,
+    port: int,
+    log_level: str,
+    api: Any,
+    allow_empty: bool,
+) -> None:
+    """Build the stack (showing progress), then run uvicorn on this event loop and ``sock``."""
     import uvicorn
     from rich.console import Console
 
@@ -563,14 +674,23 @@ async def _serve(config: Any, *, host: str, port: int, log_level: str) -> None:
     try:
         for role, what in stack.describe().items():
             console.print(f"  [bold]{role}[/bold]: {what}")
-        app_ = create_app(stack.engine, probes=stack.probes())
+        if not allow_empty:
+            empty = await stack.empty_stores()
+            if empty:
+                raise ConfigurationError(
+                    f"the stack holds no data ({', '.join(empty)} empty); load data first, or "
+                    "pass --allow-empty"
+                )
+        app_ = create_app(stack.engine, probes=stack.probes(), settings=api)
         server = _server_class()(
             uvicorn.Config(app_, host=host, port=port, log_level=log_level, lifespan="off")
         )
+        secured = " (API key required)" if api.api_key else ""
         console.print(
-            f"hexrag serving on http://{host}:{port} (API docs: http://{host}:{port}/docs)"
+            f"hexrag serving on http://{host}:{port}{secured} "
+            f"(API docs: http://{host}:{port}/docs)"
         )
-        await server.serve()
+        await server.serve(sockets=[sock])
     finally:
         await stack.aclose()
 

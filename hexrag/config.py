@@ -704,6 +704,14 @@ class Stack:
         """A human summary of the stack (passwords redacted)."""
         return self.plan.describe()
 
+    async def empty_stores(self) -> list[str]:
+        """The required stores that hold no record (``/health`` is red for each)."""
+        out = []
+        for name, probe in self.probes().items():
+            if name != "cache" and await probe() == 0:
+                out.append(name)
+        return out
+
     async def aclose(self) -> None:
         """Close every client the stack opened, newest first; failures are logged."""
         while self.closers:
@@ -914,6 +922,7 @@ class _Builder:
             workspace=plan.workspace,
             embedder_dim=dim,
             cosine_threshold=self.settings.cosine_threshold,
+            require_complete=True,
         )
         self.say(
             f"loaded {wd.source} in {sum(wd.timings.values()):.1f}s "

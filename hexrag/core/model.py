@@ -340,8 +340,12 @@ class EngineSettings(BaseSettings):
         default="VECTOR", validation_alias="KG_CHUNK_PICK_METHOD"
     )
     related_chunk_number: int = Field(default=5, ge=0, validation_alias="RELATED_CHUNK_NUMBER")
-    cosine_threshold: float = Field(default=0.2, validation_alias="COSINE_THRESHOLD")
-    min_rerank_score: float = Field(default=0.0, validation_alias="MIN_RERANK_SCORE")
+    cosine_threshold: float = Field(
+        default=0.2, ge=-1.0, le=1.0, allow_inf_nan=False, validation_alias="COSINE_THRESHOLD"
+    )
+    min_rerank_score: float = Field(
+        default=0.0, allow_inf_nan=False, validation_alias="MIN_RERANK_SCORE"
+    )
     enable_content_headings: bool = Field(default=True, validation_alias="ENABLE_CONTENT_HEADINGS")
     summary_language: str = Field(default="English", validation_alias="SUMMARY_LANGUAGE")
     user_prompt_prefix: str = Field(default="", validation_alias="USER_PROMPT_PREFIX")

@@ -141,7 +141,7 @@ def _free_port() -> int:
 class _Served:
     """``hexrag serve`` in a child process; stopped with SIGINT (uvicorn's graceful stop)."""
 
-    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+    def __init__(self, args: list[str], env: dict[str, str], *, health: int = 200) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
@@ -157,7 +157,7 @@ class _Served:
             if self.proc.poll() is not None:
                 raise AssertionError(f"hexrag serve exited: {self.proc.communicate()}")
             try:
-                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
+                if httpx.get(f"{self.url}/health", timeout=1).status_code == health:
                     return
             except httpx.TransportError:
                 pass

@@ -235,8 +235,17 @@ def load_workdir(
     workspace: str | None = None,
     embedder_dim: int | None = None,
     cosine_threshold: float = 0.2,
+    require_complete: bool = False,
 ) -> WorkdirStack:
     """Open a LightRAG working directory into memory adapters.
+
+    With ``require_complete`` (the CLI and the server), a directory that holds some but not
+    all of the five files queries read (``vdb_entities.json``, ``vdb_relationships.json``,
+    ``vdb_chunks.json``, ``graph_chunk_entity_relation.graphml``,
+    ``kv_store_text_chunks.json``) is refused with a
+    :class:`~hexrag.core.errors.ConfigurationError` naming the missing ones. A *fresh*
+    directory, holding none of the five (LightRAG created it, nothing was inserted yet),
+    loads as an empty stack.
 
     * Vectors: each NanoVectorDB matrix is decoded once into the index's own array (see
       :mod:`hexrag.adapters.workdir.nanovdb`). The per-row float16 copies are dropped, except
@@ -257,8 +266,24 @@ def load_workdir(
     created; collecting repeatedly over them roughly doubled the load time) and restored after.
     """
     directory = resolve_workdir(path, workspace)
+    if require_complete:
+        missing = missing_query_files(directory)
+        if missing and len(missing) < len(QUERY_FILES):
+            raise ConfigurationError(
+                f"{directory} is an incomplete LightRAG working directory: "
+                f"{', '.join(missing)} missing (queries would silently miss that data)"
+            )
     with _gc_paused():
         return _load(directory, embedder_dim=embedder_dim, cosine_threshold=cosine_threshold)
+
+
+QUERY_FILES = (*VDB_FILES.values(), GRAPH_FILE, TEXT_CHUNKS_FILE)
+"""The files of a working directory that queries read."""
+
+
+def missing_query_files(directory: Path) -> list[str]:
+    """The :data:`QUERY_FILES` absent from ``directory``."""
+    return [name for name in QUERY_FILES if not (directory / name).is_file()]
 
 
 @contextmanager
