@@ -399,6 +399,14 @@ class StackConfig(BaseSettings):
         "label (Neo4j).",
     )
     postgres_schema: str | None = Field(default=None, description="PostgreSQL schema.")
+    store_timeout: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        allow_inf_nan=False,
+        description="Seconds a PostgreSQL statement or a Redis command may take "
+        "(BackendTimeout, HTTP 504, when exceeded); connecting gets at most 10 s.",
+    )
 
     embedder: str | None = Field(default=None, description="Embedder spec.")
     embedding_model: str | None = Field(
@@ -947,7 +955,11 @@ class _Builder:
         return self._pools[url]
 
     def _pg_options(self) -> dict[str, Any]:
-        return {"schema": self.config.postgres_schema, "table_prefix": self.plan.namespace}
+        return {
+            "schema": self.config.postgres_schema,
+            "table_prefix": self.plan.namespace,
+            "timeout": self.config.store_timeout,
+        }
 
     async def stores(self, dim: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -1037,9 +1049,19 @@ class _Builder:
         _require("redis", "chunk_store = redis://")
         from hexrag.adapters.redis import RedisChunkStore
 
-        store = RedisChunkStore.from_url(spec.url, workspace=self.plan.namespace)
+        store = RedisChunkStore.from_url(
+            spec.url, workspace=self.plan.namespace, **self._redis_options()
+        )
         self.closers.append(("redis chunk store", store.aclose))
         return store
+
+    def _redis_options(self) -> dict[str, Any]:
+        # bounded waits; a dead connection is replaced on the next command (no restart needed)
+        return {
+            "socket_timeout": self.config.store_timeout,
+            "socket_connect_timeout": min(10.0, self.config.store_timeout),
+            "health_check_interval": 30,
+        }
 
     async def cache(self, spec: StoreSpec) -> Cache | None:
         if spec.kind == "none":
@@ -1053,7 +1075,9 @@ class _Builder:
             _require("redis", "cache = redis://")
             from hexrag.adapters.redis import RedisCache
 
-            cache = RedisCache.from_url(spec.url, workspace=self.plan.namespace)
+            cache = RedisCache.from_url(
+                spec.url, workspace=self.plan.namespace, **self._redis_options()
+            )
             self.closers.append(("redis cache", cache.aclose))
             return cache
         from hexrag.adapters.postgres import PgCache

@@ -64,10 +64,11 @@ def find_redis_binary() -> str | None:
 class RedisServer:
     """A ``redis-server`` child process bound to 127.0.0.1 on a free port."""
 
-    def __init__(self, binary: str) -> None:
+    def __init__(self, binary: str, *, persist: bool = False) -> None:
         self.binary = binary
         self.tmpdir = tempfile.mkdtemp(prefix="hexrag-redis-")
         self.port = 0
+        self.persist = persist  # append-only file in tmpdir: data survives a restart
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -75,11 +76,12 @@ class RedisServer:
         """``redis://127.0.0.1:<port>/0``."""
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self, timeout: float = 10.0) -> None:
-        """Start the server and wait until it answers PING (a few attempts on port races)."""
+    def start(self, timeout: float = 10.0, *, port: int | None = None) -> None:
+        """Start the server and wait until it answers PING (a few attempts on port races);
+        ``port`` restarts it on a known port (fault tests)."""
         last_error = "did not start"
         for _ in range(3):
-            self.port = _free_port()
+            self.port = port or _free_port()
             log = os.path.join(self.tmpdir, f"redis-{self.port}.log")
             self.process = subprocess.Popen(
                 [
@@ -93,7 +95,7 @@ class RedisServer:
                     "--save",
                     "",
                     "--appendonly",
-                    "no",
+                    "yes" if self.persist else "no",
                     "--logfile",
                     log,
                     "--daemonize",
