@@ -33,11 +33,19 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 
 from hexrag.api.limits import ApiSettings
 from hexrag.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware, CatchAllMiddleware
-from hexrag.api.models import SCOPE_FIELDS, QueryDataResponse, QueryRequest, QueryResponse
+from hexrag.api.models import (
+    SCOPE_FIELDS,
+    ErrorResponse,
+    QueryDataResponse,
+    QueryRequest,
+    QueryResponse,
+    ValidationErrorResponse,
+)
 from hexrag.core.engine import QueryEngine, QueryResult
 from hexrag.core.errors import (
     BackendTimeout,
@@ -62,6 +70,24 @@ DEFAULT_REQUIRED_STORES = ("entities", "relationships", "chunks", "graph", "chun
 PROBE_TIMEOUT = 2.0
 #: Longest excerpt of a message (and of each location part) in an error body.
 MAX_MESSAGE_CHARS = 300
+
+
+_COMMON_ERRORS: dict[int | str, dict[str, Any]] = {
+    403: {"model": ErrorResponse, "description": "Missing or wrong X-API-Key"},
+    413: {"model": ErrorResponse, "description": "Body over MAX_REQUEST_BODY_BYTES"},
+    500: {"model": ErrorResponse, "description": "Internal error (with an error id)"},
+    503: {"model": ErrorResponse, "description": "A store or model is unavailable"},
+    504: {"model": ErrorResponse, "description": "A store or the query timed out"},
+}
+_QUERY_ERRORS: dict[int | str, dict[str, Any]] = {
+    **_COMMON_ERRORS,
+    400: {"model": ErrorResponse, "description": "Unreadable body"},
+    422: {"model": ValidationErrorResponse, "description": "Invalid request"},
+}
+_DATA_ERRORS: dict[int | str, dict[str, Any]] = {
+    **_COMMON_ERRORS,
+    400: {"model": QueryDataResponse, "description": "Invalid request (LightRAG's failure body)"},
+}
 
 
 def safe_text(value: Any, limit: int = MAX_MESSAGE_CHARS) -> str:
@@ -291,6 +317,20 @@ def create_app(
             )
         return JSONResponse(status_code=422, content={"detail": errors})
 
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # FastAPI's own refusals (an unreadable body is 400): short, and on /query/data in
+        # LightRAG's failure shape like every other refusal there
+        detail = safe_text(exc.detail)
+        if request.url.path == "/query/data" and exc.status_code == 400:
+            return JSONResponse(
+                status_code=400,
+                content={"status": "failure", "message": detail, "data": {}, "metadata": {}},
+            )
+        return JSONResponse(
+            status_code=exc.status_code, content={"detail": detail}, headers=exc.headers
+        )
+
     @app.exception_handler(HexragError)
     async def _hexrag(request: Request, exc: HexragError) -> JSONResponse:
         status = _status_for(exc)
@@ -319,7 +359,7 @@ def create_app(
             content={"detail": f"{message} (error_id: {error_id})", "error_id": error_id},
         )
 
-    @app.post("/query", response_model=QueryResponse, tags=["query"])
+    @app.post("/query", response_model=QueryResponse, tags=["query"], responses=_QUERY_ERRORS)
     async def query(req: QueryRequest) -> QueryResponse:
         """Answer a question (LightRAG ``POST /query``)."""
         started = time.perf_counter()
@@ -347,7 +387,7 @@ def create_app(
         "/query/stream",
         tags=["query"],
         response_class=StreamingResponse,
-        responses={200: {"content": {"application/x-ndjson": {}}}},
+        responses={200: {"content": {"application/x-ndjson": {}}}, **_QUERY_ERRORS},
     )
     async def query_stream(req: QueryRequest) -> StreamingResponse:
         """Answer as NDJSON: references, response pieces, then a final status line."""
@@ -402,7 +442,9 @@ def create_app(
             },
         )
 
-    @app.post("/query/data", response_model=QueryDataResponse, tags=["query"])
+    @app.post(
+        "/query/data", response_model=QueryDataResponse, tags=["query"], responses=_DATA_ERRORS
+    )
     async def query_data(req: QueryRequest) -> QueryDataResponse:
         """Retrieval only: entities, relationships, chunks, references (LightRAG's route)."""
         started = time.perf_counter()
@@ -462,7 +504,15 @@ def create_app(
         }
         return JSONResponse(status_code=200 if ok else 503, content=body)
 
-    @app.get("/metrics", tags=["ops"])
+    @app.get(
+        "/metrics",
+        tags=["ops"],
+        response_class=PlainTextResponse,
+        responses={
+            200: {"content": {"text/plain": {"schema": {"type": "string"}}}},
+            403: _COMMON_ERRORS[403],
+        },
+    )
     async def prometheus() -> PlainTextResponse:
         """Prometheus text format."""
         return PlainTextResponse(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

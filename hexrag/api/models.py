@@ -207,3 +207,24 @@ class QueryDataResponse(BaseModel):
     message: str
     data: dict[str, Any]
     metadata: dict[str, Any]
+
+
+class ErrorResponse(BaseModel):
+    """A refused or failed request: a short message, and an id to find it in the server log."""
+
+    detail: Any
+    error_id: str | None = None
+
+
+class ValidationErrorItem(BaseModel):
+    """One problem of a refused request (never an excerpt of more than a few hundred chars)."""
+
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class ValidationErrorResponse(BaseModel):
+    """``422`` on ``/query`` and ``/query/stream``."""
+
+    detail: list[ValidationErrorItem]

@@ -361,3 +361,80 @@ def test_limits_from_the_environment() -> None:
     for bad in ({"MAX_SCOPE_VALUES": "0"}, {"QUERY_TIMEOUT": "nan"}, {"MAX_KEYWORDS": "x"}):
         with pytest.raises(ConfigurationError):
             ApiSettings.from_env(bad)
+
+
+# ------------------------------------------------------------------ the same attacks on PostgreSQL
+
+
+@pytest.fixture(scope="module")
+def pg_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``hexrag serve`` (a real process) on the demo KB copied into PostgreSQL tables."""
+    from hexrag.adapters.postgres import PgChunkStore, PgGraphStore, PgVectorIndex, create_pool
+    from hexrag.transfer import StackStores
+    from hexrag.transfer.migrate import migrate_stack
+    from tests.integration.test_cli_serve_answer import _Served
+    from tests.services.postgres import postgres_dsn
+
+    dsn = postgres_dsn()
+    tmp = tmp_path_factory.mktemp("attack-pg")
+
+    async def fill() -> None:
+        demo = await build_demo_engine()
+        pool = await create_pool(dsn)
+        try:
+            opts: dict[str, Any] = {"table_prefix": "atk"}
+            target = StackStores(
+                entities=PgVectorIndex(pool, namespace="entities", dim=384, **opts),
+                relationships=PgVectorIndex(pool, namespace="relationships", dim=384, **opts),
+                chunks=PgVectorIndex(pool, namespace="chunks", dim=384, **opts),
+                graph=PgGraphStore(pool, **opts),
+                chunk_store=PgChunkStore(pool, **opts),
+            )
+            source = StackStores(
+                entities=demo.entities,
+                relationships=demo.relationships,
+                chunks=demo.chunks,
+                graph=demo.graph,
+                chunk_store=demo.chunk_store,
+            )
+            await migrate_stack(source, target, state_path=tmp / "state.json", overwrite=True)
+        finally:
+            await pool.close()
+
+    asyncio.run(fill())
+    config = tmp / "stack.toml"
+    config.write_text(
+        f'vector_index = "{dsn}"\ngraph_store = "{dsn}"\nchunk_store = "{dsn}"\n'
+        'cache = "none"\nnamespace = "atk"\nembedder = "hashing:384"\n',
+        encoding="utf-8",
+    )
+    served = _Served(["--config", str(config)], env={})
+    try:
+        yield served.url
+    finally:
+        served.stop()
+
+
+@pytest.mark.backend("postgres")
+def test_every_attack_class_on_postgres_is_4xx(pg_served: str) -> None:
+    bodies: list[str | bytes] = list(SURROGATE_BODIES.values())
+    bodies += [f'{{"query": "{Q}", "top_k": {n}}}' for n in ("NaN", "Infinity", "-Infinity")]
+    bodies += [
+        json.dumps({"query": Q, "scope": {"product_id": [f"p{i}" for i in range(5000)]}}),
+        json.dumps({"query": "q" * 200_000}),
+        b"x" * (2 * 1024 * 1024),
+        json.dumps({"query": Q, "product_id": "p-crm", "scope": {"product_id": "p-erp"}}),
+    ]
+    statuses = []
+    with httpx.Client(base_url=pg_served, timeout=30) as c:
+        for body in bodies:
+            data = body.encode("utf-8") if isinstance(body, str) else body
+            for path in ENDPOINTS:
+                r = c.post(path, content=data, headers={"content-type": "application/json"})
+                statuses.append(r.status_code)
+                assert r.status_code < 500, (path, r.status_code, r.text[:300])
+                assert len(r.content) <= MAX_REJECTION_BYTES
+                assert "atk_" not in r.text  # no table name leaks
+        ok = c.post("/query/data", json={"query": Q, "scope": {"product_id": "p-crm"}})
+        assert ok.status_code == 200 and ok.json()["data"]["chunks"]
+    assert all(400 <= s < 500 for s in statuses)
