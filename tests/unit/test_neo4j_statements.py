@@ -6,6 +6,7 @@ No server here: a recording driver (it implements ``execute_query`` like
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -111,6 +112,8 @@ async def _exercise(store: Neo4jGraphStore, names: list[str]) -> None:
     await store.get_edges_by_chunk_ids(names)
     await store.count_nodes()
     await store.count_edges()
+    await store.scan_nodes(names[0], limit=5)
+    await store.scan_edges(json.dumps([3, names[0], names[-1]]), limit=5)
     await store.delete_edges([r.id for r in relations])
     await store.delete_nodes(names)
     await store.drop()
@@ -149,8 +152,8 @@ async def test_one_statement_per_call_and_schema_once() -> None:
     schema = [cypher.render(s, "ws_1") for s in cypher.SCHEMA_STATEMENTS]
     assert names[: len(schema)] == schema
     work = names[len(schema):]
-    # _exercise makes 13 calls; edge_degrees is answered by one degree query.
-    assert len(work) == 13
+    # _exercise makes 15 calls; edge_degrees is answered by one degree query.
+    assert len(work) == 15
     assert not set(schema) & set(work)
 
 

@@ -51,9 +51,10 @@ from hexrag.adapters.milvus._convert import (
     vector_of,
 )
 from hexrag.adapters.milvus._errors import translate
-from hexrag.adapters.milvus._filter import ids_filter, scope_filter
+from hexrag.adapters.milvus._filter import ids_filter, quote_string, scope_filter
 from hexrag.core.errors import ConfigurationError, HexragError, NotFound
 from hexrag.core.model import QueryScope, VectorHit, VectorNamespace, VectorRecord
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:
     from pymilvus import MilvusClient
@@ -230,6 +231,7 @@ class MilvusVectorIndex:
         self._factory = factory
         self._client_lock = threading.Lock()
         self._where = where
+        self._collection_id: Any = None  # read on the first scan
         self._collection = collection
         self._namespace = namespace
         self._dim = dim
@@ -557,6 +559,44 @@ class MilvusVectorIndex:
         )
         return int(rows[0]["count(*)"]) if rows else 0
 
+    async def scan_records(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[VectorRecord]:
+        """A page of records with their vectors, by id (the scan capability).
+
+        Keyset pagination on the primary key: ``id > <cursor>`` (an escaped literal) with
+        ``limit``, in Milvus's *iterator* mode (``iterator``, ``reduce_stop_for_best`` and the
+        collection id, as pymilvus's ``QueryIterator`` sends them), in which Milvus returns the
+        smallest ids in order; a plain ``query`` with a ``limit`` returns arbitrary ones. One
+        Milvus call per page (the collection id is read once).
+        """
+        check_scan_limit(limit)
+        await self._ensure()
+        if self._collection_id is None:
+            info = await self._call(
+                "describe_collection",
+                lambda c: c.describe_collection(self._collection, timeout=self._timeout),
+            )
+            self._collection_id = info["collection_id"]
+        expr = "" if cursor is None else f"id > {quote_string(cursor)}"
+        collection_id = self._collection_id
+        rows = await self._call(
+            "scan",
+            lambda c: c.query(
+                self._collection,
+                filter=expr,
+                output_fields=list(OUTPUT_FIELDS),
+                limit=limit,
+                timeout=self._timeout,
+                consistency_level="Strong",
+                iterator="True",
+                reduce_stop_for_best="True",
+                collection_id=collection_id,
+            ),
+        )
+        items = [row_to_record(dict(row), with_vector=True) for row in rows]
+        return Page(items, items[-1].id if len(items) == limit else None)
+
     # ------------------------------------------------------------------ housekeeping
 
     async def close(self) -> None:
@@ -573,6 +613,7 @@ class MilvusVectorIndex:
             lambda c: c.drop_collection(self._collection, timeout=self._timeout),
         )
         self._ready = False
+        self._collection_id = None
 
     def __repr__(self) -> str:
         return (

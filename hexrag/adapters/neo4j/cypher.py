@@ -321,6 +321,38 @@ RETURN count(r) AS total""",
     "read",
 )
 
+# Scans (hexrag.ports.scan): keyset pages. Nodes by entity_id (the label index orders them);
+# relations in insertion order (hexrag_seq; relations LightRAG wrote have none and come first,
+# by endpoints), the cursor being the last row's (seq, src, tgt).
+SCAN_NODES = Statement(
+    "scan_nodes",
+    """\
+MATCH (n:<LABEL>)
+WHERE $after IS NULL OR n.entity_id > $after
+RETURN n.entity_id AS name, properties(n) AS props
+ORDER BY n.entity_id
+LIMIT $limit""",
+    ("after", "limit"),
+    "read",
+)
+
+SCAN_EDGES = Statement(
+    "scan_edges",
+    """\
+MATCH (s:<LABEL>)-[r:DIRECTED]->(t:<LABEL>)
+WITH s, r, t, coalesce(r.hexrag_seq, -1) AS seq
+WHERE $after_seq IS NULL
+   OR seq > $after_seq
+   OR (seq = $after_seq AND s.entity_id > $after_src)
+   OR (seq = $after_seq AND s.entity_id = $after_src AND t.entity_id > $after_tgt)
+RETURN seq, elementId(r) AS element_id, s.entity_id AS src, t.entity_id AS tgt,
+       properties(r) AS props
+ORDER BY seq, src, tgt
+LIMIT $limit""",
+    ("after_seq", "after_src", "after_tgt", "limit"),
+    "read",
+)
+
 #: Every statement the adapter can send.
 ALL_STATEMENTS: tuple[Statement, ...] = (
     *SCHEMA_STATEMENTS,
@@ -336,4 +368,6 @@ ALL_STATEMENTS: tuple[Statement, ...] = (
     GET_EDGES_BY_CHUNK_IDS,
     COUNT_NODES,
     COUNT_EDGES,
+    SCAN_NODES,
+    SCAN_EDGES,
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -18,8 +19,9 @@ from hexrag.adapters.neo4j.convert import (
     order_pair,
 )
 from hexrag.adapters.neo4j.errors import translate_errors
-from hexrag.core.errors import ConfigurationError
+from hexrag.core.errors import ConfigurationError, InvalidQuery
 from hexrag.core.model import Entity, Relation
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:
     from neo4j import AsyncDriver
@@ -257,6 +259,44 @@ class Neo4jGraphStore:
                 if chunk_id in wanted:
                     rows.setdefault(chunk_id, []).append(row)
         return {cid: order_by_insertion(rows[cid]) for cid in unique if cid in rows}
+
+    async def scan_nodes(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Entity]:
+        """A page of nodes by ``entity_id`` (one statement; the scan capability)."""
+        check_scan_limit(limit)
+        records = await self._run(cypher.SCAN_NODES, after=cursor, limit=limit)
+        items = [entity_from_props(str(r["name"]), r["props"] or {}) for r in records]
+        return Page(items, items[-1].name if len(items) == limit else None)
+
+    async def scan_edges(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Relation]:
+        """A page of relations in insertion order (one statement; the scan capability).
+
+        The cursor is the JSON of the last row's ``[hexrag_seq, src, tgt]``."""
+        check_scan_limit(limit)
+        after: list[Any] = [None, None, None]
+        if cursor is not None:
+            try:
+                after = json.loads(cursor)
+                if not (isinstance(after, list) and len(after) == 3):
+                    raise ValueError(cursor)
+            except ValueError:
+                raise InvalidQuery(f"not a scan cursor of this store: {cursor[:40]!r}") from None
+        records = await self._run(
+            cypher.SCAN_EDGES,
+            after_seq=after[0],
+            after_src=after[1],
+            after_tgt=after[2],
+            limit=limit,
+        )
+        items = [edge_row(r).relation for r in records]
+        nxt = None
+        if len(records) == limit:
+            last = records[-1]
+            nxt = json.dumps([int(last["seq"]), str(last["src"]), str(last["tgt"])])
+        return Page(items, nxt)
 
     async def count_nodes(self) -> int:
         """Number of nodes in the workspace."""
