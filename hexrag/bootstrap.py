@@ -1,0 +1,140 @@
+"""Open a stack from its description, for the commands that move and check data.
+
+A *stack description* is either a stack TOML file (``*.toml``, see :mod:`hexrag.config`) or a
+LightRAG working directory. :func:`open_stack` turns one into a :class:`OpenedStack`: its
+stores as :class:`~hexrag.transfer.StackStores`, an engine for verification queries, and
+``commit``/``aclose``. A working directory is read into memory and, when it is written to (an
+import or migration target), written back atomically by ``commit`` (LightRAG's file format,
+so LightRAG 1.5.7 opens it). Everything else goes through :func:`hexrag.config.build_stack`,
+the one place that builds adapters from a configuration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hexrag.core.engine import QueryEngine
+from hexrag.core.errors import ConfigurationError, NotFound
+from hexrag.ports import Embedder
+from hexrag.transfer import StackStores
+
+__all__ = ["OpenedStack", "open_stack"]
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class OpenedStack:
+    """An opened stack (see the module docstring)."""
+
+    description: str
+    stores: StackStores
+    engine: QueryEngine
+    workdir: Path | None = None
+    workdir_stack: Any = None
+    _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    @property
+    def dim(self) -> int:
+        """The stack's vector dimension."""
+        return self.stores.entities.dim
+
+    async def commit(self) -> None:
+        """Write a working-directory stack back to its directory (a no-op for servers)."""
+        if self.workdir_stack is not None and self.workdir is not None:
+            from hexrag.adapters.workdir import save_workdir
+
+            await asyncio.to_thread(save_workdir, self.workdir_stack, self.workdir)
+
+    async def aclose(self) -> None:
+        """Close every client the stack opened."""
+        while self._closers:
+            await self._closers.pop()()
+
+
+def _is_config(spec: Path) -> bool:
+    return spec.suffix.lower() == ".toml"
+
+
+async def open_stack(
+    spec: str | Path,
+    *,
+    create_dim: int | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> OpenedStack:
+    """Open the stack ``spec`` describes.
+
+    ``create_dim``: a working directory that does not exist yet (or holds no LightRAG file) is
+    opened as a new, empty stack of that dimension (an import or migration target); without
+    it such a path is :class:`~hexrag.core.errors.NotFound`. ``embedder`` replaces the
+    configured model (verification queries use a deterministic one on both sides).
+    """
+    path = Path(spec).expanduser()
+    say = progress or (lambda _m: None)
+    if _is_config(path):
+        return await _open_config(path, embedder, say)
+    return await _open_workdir(path, create_dim, embedder, say)
+
+
+async def _open_config(path: Path, embedder: Embedder | None, say: Progress) -> OpenedStack:
+    from hexrag.config import build_stack, load_config
+
+    config = load_config(path)
+    stack = await build_stack(config, embedder=embedder, progress=say)
+    engine = stack.engine
+    model = engine.embedder.model_name
+    stores = StackStores(
+        entities=engine.stores.entities,
+        relationships=engine.stores.relationships,
+        chunks=engine.stores.chunks,
+        graph=engine.stores.graph,
+        chunk_store=engine.stores.chunk_store,
+        cache=engine.cache,
+        embedding_model=model,
+    )
+    opened = OpenedStack(description=str(path), stores=stores, engine=engine)
+    opened._closers.append(stack.aclose)
+    return opened
+
+
+async def _open_workdir(
+    path: Path, create_dim: int | None, embedder: Embedder | None, say: Progress
+) -> OpenedStack:
+    from hexrag.adapters.memory import HashingEmbedder
+    from hexrag.adapters.workdir import empty_workdir_stack, load_workdir
+    from hexrag.adapters.workdir.stack import QUERY_FILES
+
+    existing = path.is_dir() and any(
+        (path / name).is_file() for name in QUERY_FILES
+    )
+    if existing:
+        say(f"loading LightRAG working directory {path}")
+        wd = await asyncio.to_thread(load_workdir, path, require_complete=True)
+    elif create_dim is not None:
+        if path.exists() and not path.is_dir():
+            raise ConfigurationError(f"{path} exists and is not a directory")
+        say(f"new LightRAG working directory {path} ({create_dim}-dimensional vectors)")
+        wd = empty_workdir_stack(create_dim)
+    else:
+        if not path.exists():
+            raise NotFound(f"no such stack: {path} (a stack TOML file or a LightRAG directory)")
+        wd = await asyncio.to_thread(load_workdir, path, require_complete=True)
+    model = embedder if embedder is not None else HashingEmbedder(wd.embedding_dim)
+    if model.dim != wd.embedding_dim:
+        raise ConfigurationError(
+            f"embedding dimension mismatch: {path} stores {wd.embedding_dim}-dimensional "
+            f"vectors, the embedder makes {model.dim}"
+        )
+    stores = StackStores(
+        **wd.engine_stores(),
+        embedding_model=embedder.model_name if embedder is not None else None,
+    )
+    engine = QueryEngine(**wd.engine_stores(), embedder=model)
+    return OpenedStack(
+        description=str(path), stores=stores, engine=engine, workdir=path, workdir_stack=wd
+    )
