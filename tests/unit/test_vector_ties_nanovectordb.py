@@ -162,3 +162,22 @@ async def test_float64_query_scores_in_float64(tmp_path: object) -> None:
     got = await index.query(q, 20)
     assert [h.record.id for h in got] == _ids(want)
     assert [h.score for h in got] == [float(r["__metrics__"]) for r in want]
+
+
+def test_linear_top_equals_the_full_argsort() -> None:
+    """The linear-time path of the NanoVectorDB ranking returns exactly
+    ``np.argsort(scores)[-k:][::-1]``: distinct scores, heavy ties, NaN, any ``k``."""
+    from hexrag.adapters.memory.vector_index import _nano_top
+
+    rng = np.random.default_rng(0)
+    for trial in range(2000):
+        n = int(rng.integers(1, 400))
+        k = int(rng.integers(1, 60))
+        if trial % 2:
+            scores = (rng.integers(-3, 4, size=n) / 7).astype(np.float32)  # many ties
+        else:
+            scores = rng.standard_normal(n).astype(np.float32)
+        if trial % 5 == 0 and n > 3:
+            scores[rng.integers(0, n)] = np.nan
+        want = np.argsort(scores)[-k:][::-1]
+        assert np.array_equal(_nano_top(scores, k), want), (trial, n, k)

@@ -68,6 +68,23 @@ def _nano_normalised(vector: Any) -> np.ndarray:
     return (v / norm).astype(np.float32)
 
 
+def _nano_top(scores: np.ndarray, top_k: int) -> np.ndarray:
+    """``np.argsort(scores)[-top_k:][::-1]``, NanoVectorDB's ranking, in linear time when it
+    can be: if the ``top_k + 1`` largest scores are distinct numbers, that result is simply
+    those ``top_k`` in descending order, whatever order ``argsort`` gives to equal scores
+    elsewhere. Otherwise (a tie among them, or NaN) the full ``argsort`` decides."""
+    n = scores.shape[0]
+    if top_k + 1 < n:
+        head = np.argpartition(scores, n - top_k - 1)[n - top_k - 1 :]
+        picked = scores[head]
+        if not np.isnan(picked).any():
+            ranked = head[np.argsort(picked)[::-1]]
+            values = scores[ranked]
+            if np.all(values[:-1] > values[1:]):  # strictly decreasing: no tie decides
+                return ranked[:top_k]
+    return np.argsort(scores)[-top_k:][::-1]
+
+
 def _query_array(vector: Any) -> np.ndarray:
     """A vector as NanoVectorDB's arithmetic sees it: a float array keeps its dtype (LightRAG
     passes the embedder's rows), anything else becomes float64 (``np.linalg.norm`` of a list)."""
@@ -521,7 +538,7 @@ class MemoryVectorIndex:
             scores = np.dot(self._matrix[:n], qn)
         if zero.size:
             scores[zero] = np.nan  # NanoVectorDB's normalised zero row is NaN
-        order = np.argsort(scores)[-top_k:][::-1]
+        order = _nano_top(scores, top_k)
         threshold = self._threshold
         hits: list[VectorHit] = []
         records = self._records
