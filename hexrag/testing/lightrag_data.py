@@ -78,6 +78,7 @@ __all__ = [
     "query_param_fields",
     "register_offline_tiktoken",
     "require_lightrag",
+    "write_lightrag_records",
     "write_lightrag_workdir",
 ]
 
@@ -849,14 +850,21 @@ def register_offline_tiktoken() -> None:
         tiktoken.registry.ENCODINGS["o200k_base"] = load_encoding("o200k_base")
 
 
-def lightrag_embedding_func(embedder: Embedder | _AsyncEmbedder) -> Any:
-    """``embedder`` wrapped as LightRAG's ``EmbeddingFunc`` (same vectors on both sides)."""
+def lightrag_embedding_func(
+    embedder: Embedder | _AsyncEmbedder, *, model_name: str | None = None
+) -> Any:
+    """``embedder`` wrapped as LightRAG's ``EmbeddingFunc`` (same vectors on both sides).
+
+    ``model_name`` becomes the ``EmbeddingFunc``'s model name, from which LightRAG's
+    database backends derive their table suffix (``<model>_<dim>d``)."""
     from lightrag.utils import EmbeddingFunc
 
     async def _embed(texts: Sequence[str], **_kwargs: Any) -> np.ndarray:
         return np.asarray(await embedder.embed(list(texts)), dtype=np.float32)
 
-    return EmbeddingFunc(embedding_dim=embedder.dim, func=_embed)
+    if model_name is None:
+        return EmbeddingFunc(embedding_dim=embedder.dim, func=_embed)
+    return EmbeddingFunc(embedding_dim=embedder.dim, func=_embed, model_name=model_name)
 
 
 async def _no_llm(*args: Any, **kwargs: Any) -> str:
@@ -941,108 +949,116 @@ async def write_lightrag_workdir(
     rag = _make_lightrag(wd, embedder)
     await rag.initialize_storages()
     try:
-        tokenizer = rag.tokenizer
-        chunk_records: dict[str, dict[str, Any]] = {}
-        for c in dataset.chunks:
-            rec: dict[str, Any] = {
-                "tokens": len(tokenizer.encode(c.content)),
-                "content": c.content,
-                "chunk_order_index": c.order,
-                "full_doc_id": c.doc_id,
-                "file_path": c.file_path,
-                "llm_cache_list": [],
-                "product_id": c.product_id,
-                "category": c.category,
-            }
-            if c.heading is not None:
-                rec["heading"] = c.heading
-            chunk_records[c.id] = rec
-        await rag.text_chunks.upsert(chunk_records)
-        await rag.chunks_vdb.upsert(chunk_records)
-        await rag.full_docs.upsert(
-            {
-                doc_id: {
-                    "content": "\n\n".join(chunk_records[cid]["content"] for cid in d["chunks"]),
-                    "file_path": d["file_path"],
-                }
-                for doc_id, d in dataset.docs.items()
-            }
-        )
-
-        nodes: list[tuple[str, dict[str, Any]]] = []
-        ent_vectors: dict[str, dict[str, Any]] = {}
-        ent_chunks: dict[str, dict[str, Any]] = {}
-        for e in dataset.entities:
-            source_id = GRAPH_FIELD_SEP.join(e.chunk_ids)
-            file_path = GRAPH_FIELD_SEP.join(e.file_paths)
-            description = e.description if e.description is not None else ""
-            if not e.orphan:
-                node: dict[str, Any] = {
-                    "entity_id": e.name,
-                    "entity_type": e.entity_type,
-                    "description": description,
-                    "source_id": source_id,
-                    "file_path": file_path,
-                    "created_at": e.created_at,
-                }
-                if e.description is None:
-                    del node["description"]
-                nodes.append((e.name, node))
-                ent_chunks[e.name] = {"chunk_ids": list(e.chunk_ids), "count": len(e.chunk_ids)}
-            ent_vectors["ent-" + _md5(e.name)] = {
-                "entity_name": e.name,
-                "entity_type": e.entity_type,
-                "content": f"{e.name}\n{description}",
-                "source_id": source_id,
-                "file_path": file_path,
-            }
-        await rag.chunk_entity_relation_graph.upsert_nodes_batch(nodes)
-
-        edges: list[tuple[str, str, dict[str, Any]]] = []
-        rel_vectors: dict[str, dict[str, Any]] = {}
-        rel_chunks: dict[str, dict[str, Any]] = {}
-        for r in dataset.relations:
-            source_id = GRAPH_FIELD_SEP.join(r.chunk_ids)
-            file_path = GRAPH_FIELD_SEP.join(r.file_paths)
-            edge: dict[str, Any] = {
-                "weight": r.weight,
-                "description": r.description,
-                "keywords": r.keywords,
-                "source_id": source_id,
-                "file_path": file_path,
-                "created_at": r.created_at,
-            }
-            if r.weight is None:
-                del edge["weight"]
-            edges.append((r.src, r.tgt, edge))
-            a, b = (r.src, r.tgt) if r.legacy_unsorted else r.pair
-            rel_vectors["rel-" + _md5(a + b)] = {
-                "src_id": a,
-                "tgt_id": b,
-                "source_id": source_id,
-                "content": f"{r.keywords}\t{a}\n{b}\n{r.description}",
-                "keywords": r.keywords,
-                "description": r.description,
-                "weight": r.weight if r.weight is not None else 1.0,
-                "file_path": file_path,
-            }
-            rel_chunks[f"{r.pair[0]}{GRAPH_FIELD_SEP}{r.pair[1]}"] = {
-                "chunk_ids": list(r.chunk_ids),
-                "count": len(r.chunk_ids),
-            }
-        await rag.chunk_entity_relation_graph.upsert_edges_batch(edges)
-        await asyncio.gather(
-            rag.entities_vdb.upsert(ent_vectors),
-            rag.relationships_vdb.upsert(rel_vectors),
-            rag.entity_chunks.upsert(ent_chunks),
-            rag.relation_chunks.upsert(rel_chunks),
-        )
-        # The document pipeline's commit: flush vector buffers and persist every store.
-        await rag._insert_done()
+        await write_lightrag_records(rag, dataset)
     finally:
         await rag.finalize_storages()
         finalize_share_data()
     return wd
+
+
+async def write_lightrag_records(rag: Any, dataset: Dataset) -> None:
+    """Write ``dataset`` through the storage objects of an initialised ``LightRAG``: text
+    chunks, full docs, entity/relation chunk trackers, the three vector stores and the graph,
+    then LightRAG's insert commit (``_insert_done``: flush and persist every store). Works for
+    any LightRAG storage backend (files, PostgreSQL, Milvus + Redis, ...)."""
+    tokenizer = rag.tokenizer
+    chunk_records: dict[str, dict[str, Any]] = {}
+    for c in dataset.chunks:
+        rec: dict[str, Any] = {
+            "tokens": len(tokenizer.encode(c.content)),
+            "content": c.content,
+            "chunk_order_index": c.order,
+            "full_doc_id": c.doc_id,
+            "file_path": c.file_path,
+            "llm_cache_list": [],
+            "product_id": c.product_id,
+            "category": c.category,
+        }
+        if c.heading is not None:
+            rec["heading"] = c.heading
+        chunk_records[c.id] = rec
+    await rag.text_chunks.upsert(chunk_records)
+    await rag.chunks_vdb.upsert(chunk_records)
+    await rag.full_docs.upsert(
+        {
+            doc_id: {
+                "content": "\n\n".join(chunk_records[cid]["content"] for cid in d["chunks"]),
+                "file_path": d["file_path"],
+            }
+            for doc_id, d in dataset.docs.items()
+        }
+    )
+
+    nodes: list[tuple[str, dict[str, Any]]] = []
+    ent_vectors: dict[str, dict[str, Any]] = {}
+    ent_chunks: dict[str, dict[str, Any]] = {}
+    for e in dataset.entities:
+        source_id = GRAPH_FIELD_SEP.join(e.chunk_ids)
+        file_path = GRAPH_FIELD_SEP.join(e.file_paths)
+        description = e.description if e.description is not None else ""
+        if not e.orphan:
+            node: dict[str, Any] = {
+                "entity_id": e.name,
+                "entity_type": e.entity_type,
+                "description": description,
+                "source_id": source_id,
+                "file_path": file_path,
+                "created_at": e.created_at,
+            }
+            if e.description is None:
+                del node["description"]
+            nodes.append((e.name, node))
+            ent_chunks[e.name] = {"chunk_ids": list(e.chunk_ids), "count": len(e.chunk_ids)}
+        ent_vectors["ent-" + _md5(e.name)] = {
+            "entity_name": e.name,
+            "entity_type": e.entity_type,
+            "content": f"{e.name}\n{description}",
+            "source_id": source_id,
+            "file_path": file_path,
+        }
+    await rag.chunk_entity_relation_graph.upsert_nodes_batch(nodes)
+
+    edges: list[tuple[str, str, dict[str, Any]]] = []
+    rel_vectors: dict[str, dict[str, Any]] = {}
+    rel_chunks: dict[str, dict[str, Any]] = {}
+    for r in dataset.relations:
+        source_id = GRAPH_FIELD_SEP.join(r.chunk_ids)
+        file_path = GRAPH_FIELD_SEP.join(r.file_paths)
+        edge: dict[str, Any] = {
+            "weight": r.weight,
+            "description": r.description,
+            "keywords": r.keywords,
+            "source_id": source_id,
+            "file_path": file_path,
+            "created_at": r.created_at,
+        }
+        if r.weight is None:
+            del edge["weight"]
+        edges.append((r.src, r.tgt, edge))
+        a, b = (r.src, r.tgt) if r.legacy_unsorted else r.pair
+        rel_vectors["rel-" + _md5(a + b)] = {
+            "src_id": a,
+            "tgt_id": b,
+            "source_id": source_id,
+            "content": f"{r.keywords}\t{a}\n{b}\n{r.description}",
+            "keywords": r.keywords,
+            "description": r.description,
+            "weight": r.weight if r.weight is not None else 1.0,
+            "file_path": file_path,
+        }
+        rel_chunks[f"{r.pair[0]}{GRAPH_FIELD_SEP}{r.pair[1]}"] = {
+            "chunk_ids": list(r.chunk_ids),
+            "count": len(r.chunk_ids),
+        }
+    await rag.chunk_entity_relation_graph.upsert_edges_batch(edges)
+    await asyncio.gather(
+        rag.entities_vdb.upsert(ent_vectors),
+        rag.relationships_vdb.upsert(rel_vectors),
+        rag.entity_chunks.upsert(ent_chunks),
+        rag.relation_chunks.upsert(rel_chunks),
+    )
+    # The document pipeline's commit: flush vector buffers and persist every store.
+    await rag._insert_done()
 
 
 async def open_lightrag(

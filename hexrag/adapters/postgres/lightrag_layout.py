@@ -1,0 +1,729 @@
+"""LightRAG 1.5.7's own PostgreSQL layout, read in place (no copying).
+
+A LightRAG deployment on PostgreSQL (``PGVectorStorage``, ``PGKVStorage``,
+``PGTableGraphStorage``) keeps, per ``workspace`` column:
+
+=============================================  ==============================================
+table                                          content
+=============================================  ==============================================
+``lightrag_vdb_entity[_<model>_<dim>d]``       entity vectors: ``id``, ``entity_name``,
+                                               ``content``, ``content_vector``, ``chunk_ids``
+                                               (``varchar[]``), ``file_path``, ``create_time``
+``lightrag_vdb_relation[_<model>_<dim>d]``     relation vectors: ``source_id``/``target_id``
+                                               (the entity names), the same other columns
+``lightrag_vdb_chunks[_<model>_<dim>d]``       chunk vectors: ``full_doc_id``, ``content``...
+``lightrag_doc_chunks``                        the text chunks (``heading`` JSONB, ...)
+``lightrag_graph_nodes`` / ``_edges``          the graph: ``id`` / ``src_id``, ``tgt_id``
+                                               (one edge per pair, ``src_id < tgt_id``) and a
+                                               JSONB ``properties``
+=============================================  ==============================================
+
+The model suffix is LightRAG's (``re.sub('[^a-zA-Z0-9_]', '_', model_name.lower())`` +
+``_<dim>d``); pass ``model_name`` as LightRAG's ``EmbeddingFunc`` had it (``None`` for the
+un-suffixed tables). Searches run **LightRAG's own SQL** (``content_vector <=> $q < 1 -
+threshold ORDER BY content_vector <=> $q LIMIT top_k``: the strict threshold, pgvector's order,
+the same plan), so hits, order and ties are LightRAG's. Graph reads return edges in LightRAG's
+order (neighbours sorted by name, as ``PGTableGraphStorage.get_nodes_edges_batch`` sorts them);
+a relation's id is :func:`hexrag.core.ids.relation_id` of its pair, LightRAG's
+relationship-vector id. Scope (hexrag's addition) is read from ``file_path``: a scoped search
+widens its LightRAG query until ``top_k`` admitted rows are found or the rows run out.
+
+These adapters are **read-only** for now: writing LightRAG's layout (for migration targets)
+raises :class:`~hexrag.core.errors.ConfigurationError`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from hexrag.adapters.postgres._base import PgAdapter
+from hexrag.adapters.postgres._errors import translate_errors
+from hexrag.adapters.postgres._sql import quote_ident
+from hexrag.core.errors import ConfigurationError, InvalidQuery
+from hexrag.core.ids import relation_id
+from hexrag.core.model import (
+    GRAPH_FIELD_SEP,
+    Chunk,
+    Entity,
+    QueryScope,
+    Relation,
+    VectorHit,
+    VectorNamespace,
+    VectorRecord,
+)
+from hexrag.core.scope import prefilter_match, scope_values
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
+
+if TYPE_CHECKING:
+    import asyncpg
+
+__all__ = [
+    "LightRAGPgChunkStore",
+    "LightRAGPgGraphStore",
+    "LightRAGPgVectorIndex",
+    "lightrag_vector_table",
+    "open_lightrag_pg_stores",
+]
+
+_BASE_TABLES = {
+    "entities": "lightrag_vdb_entity",
+    "relationships": "lightrag_vdb_relation",
+    "chunks": "lightrag_vdb_chunks",
+}
+_NAMESPACE = "chunk_entity_relation"  # PGTableGraphStorage's default graph namespace
+_READ_ONLY = (
+    "the LightRAG PostgreSQL layout is read-only in this hexrag version (serve it in place, "
+    "or migrate it to hexrag's own tables); writing LightRAG's layout is not implemented yet"
+)
+
+
+def _vec(value: Any) -> np.ndarray:
+    """A ``vector`` column value (pgvector's codec object, a list or text) as float32."""
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    elif isinstance(value, str):
+        value = json.loads(value)
+    return np.asarray(value, dtype=np.float32)
+
+
+def lightrag_vector_table(namespace: str, model_name: str | None, dim: int) -> str:
+    """LightRAG's table name of a vector namespace (its model suffix rule)."""
+    base = _BASE_TABLES[namespace]
+    if not model_name or not model_name.strip():
+        return base
+    safe = re.sub(r"[^a-zA-Z0-9_]", "_", model_name.strip().lower())
+    return f"{base}_{safe}_{dim}d"
+
+
+class _LightRAGPg(PgAdapter):
+    """Common plumbing: LightRAG's tables already exist (never created here)."""
+
+    _kind: ClassVar[str] = "LightRAG layout"
+
+    def __init__(self, pool: asyncpg.Pool, *, workspace: str, timeout: float | None) -> None:
+        super().__init__(pool, table_prefix="lightrag", timeout=timeout, create_tables=False)
+        if not isinstance(workspace, str) or not workspace:
+            raise ConfigurationError("a LightRAG workspace must be a non-empty string")
+        self._workspace = workspace
+
+    def _ddl(self) -> str:
+        return ""
+
+    @property
+    def workspace(self) -> str:
+        """LightRAG's workspace (the ``workspace`` column)."""
+        return self._workspace
+
+
+class LightRAGPgVectorIndex(_LightRAGPg):
+    """One of LightRAG's ``PGVectorStorage`` tables as a :class:`~hexrag.ports.VectorIndex`."""
+
+    _kind = "LightRAG vector table"
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        *,
+        namespace: VectorNamespace,
+        dim: int,
+        workspace: str,
+        model_name: str | None,
+        cosine_threshold: float = 0.2,
+        timeout: float | None = None,
+    ) -> None:
+        super().__init__(pool, workspace=workspace, timeout=timeout)
+        if namespace not in _BASE_TABLES:
+            raise ConfigurationError(f"unknown vector namespace {namespace!r}")
+        self._namespace: VectorNamespace = namespace
+        self._dim = int(dim)
+        self._threshold = float(cosine_threshold)
+        self._name = lightrag_vector_table(namespace, model_name, self._dim)
+        self._table = quote_ident(self._name)
+        extra = {
+            "entities": "entity_name, NULL::text AS src_id, NULL::text AS tgt_id, "
+            "NULL::text AS full_doc_id",
+            "relationships": "NULL::text AS entity_name, source_id AS src_id, "
+            "target_id AS tgt_id, NULL::text AS full_doc_id",
+            "chunks": "NULL::text AS entity_name, NULL::text AS src_id, NULL::text AS tgt_id, "
+            "full_doc_id",
+        }[namespace]
+        chunk_ids = "NULL::text[]" if namespace == "chunks" else "chunk_ids"
+        self._columns = (
+            f"id, {extra}, content, file_path, {chunk_ids} AS chunk_ids, "
+            "EXTRACT(EPOCH FROM create_time)::BIGINT AS created_at"
+        )
+
+    @property
+    def namespace(self) -> str:
+        """``"entities"``, ``"relationships"`` or ``"chunks"``."""
+        return self._namespace
+
+    @property
+    def dim(self) -> int:
+        """The embedding dimension."""
+        return self._dim
+
+    @property
+    def cosine_threshold(self) -> float:
+        """LightRAG's ``cosine_better_than_threshold`` (strict: ``score > threshold``)."""
+        return self._threshold
+
+    @property
+    def table(self) -> str:
+        """The table name."""
+        return self._name
+
+    def _record(self, row: Mapping[str, Any], *, vector: Any = None) -> VectorRecord:
+        ids = row.get("chunk_ids")
+        source_id = GRAPH_FIELD_SEP.join(ids) if ids else None
+        return VectorRecord(
+            id=row["id"],
+            vector=vector,
+            entity_name=row.get("entity_name"),
+            src_id=row.get("src_id"),
+            tgt_id=row.get("tgt_id"),
+            content=row.get("content"),
+            source_id=source_id,
+            file_path=row.get("file_path"),
+            full_doc_id=row.get("full_doc_id"),
+            created_at=row.get("created_at"),
+        )
+
+    async def _vector_fetch(self, action: str, sql: str, *args: Any) -> list[Any]:
+        from pgvector.asyncpg import register_vector
+
+        with translate_errors(action):
+            async with self._pool.acquire(timeout=self._timeout) as conn:
+                await register_vector(conn)
+                return list(await conn.fetch(sql, *args, timeout=self._timeout))
+
+    async def query(
+        self,
+        vector: np.ndarray | Sequence[float],
+        top_k: int,
+        *,
+        scope: QueryScope | None = None,
+    ) -> list[VectorHit]:
+        """LightRAG's search (its SQL); with a scope, widened until ``top_k`` rows pass."""
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self._dim:
+            raise ConfigurationError(
+                f"{self._name}: query vector has length {q.shape[0]}, expected {self._dim}"
+            )
+        if top_k <= 0:
+            return []
+        sql = f"""SELECT {self._columns}, content_vector <=> $4::vector AS distance
+                  FROM {self._table}
+                  WHERE workspace = $1 AND content_vector <=> $4::vector < $2
+                  ORDER BY content_vector <=> $4::vector
+                  LIMIT $3"""
+        limit = top_k
+        scoped = scope is not None and not scope.is_empty
+        while True:
+            rows = await self._vector_fetch(
+                f"searching {self._name}", sql, self._workspace, 1 - self._threshold, limit, q
+            )
+            hits = [
+                VectorHit(record=self._record(r), score=1.0 - float(r["distance"])) for r in rows
+            ]
+            if scoped:
+                hits = [
+                    h
+                    for h in hits
+                    if prefilter_match(
+                        scope, scope_values({}, h.record.file_path, h.record.full_doc_id)
+                    )
+                ]
+            if not scoped or len(hits) >= top_k or len(rows) < limit:
+                return hits[:top_k]
+            limit *= 4
+
+    async def get(self, ids: Sequence[str]) -> list[VectorRecord | None]:
+        """Records (with vectors) in request order; ``None`` for a missing id."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return []
+        rows = await self._vector_fetch(
+            f"reading {self._name}",
+            f"SELECT {self._columns}, content_vector FROM {self._table} "
+            "WHERE workspace = $1 AND id = ANY($2::text[])",
+            self._workspace,
+            wanted,
+        )
+        found = {
+            r["id"]: self._record(r, vector=_vec(r["content_vector"]))
+            for r in rows
+        }
+        return [found.get(i) for i in ids]
+
+    async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored float32 vectors of the ids found (as ``get_vectors_by_ids`` reads them)."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        rows = await self._vector_fetch(
+            f"reading vectors of {self._name}",
+            f"SELECT id, content_vector FROM {self._table} "
+            "WHERE workspace = $1 AND id = ANY($2::text[])",
+            self._workspace,
+            wanted,
+        )
+        found = {r["id"]: _vec(r["content_vector"]) for r in rows}
+        return {i: found[i] for i in wanted if i in found}
+
+    async def count(self) -> int:
+        """Rows of this workspace."""
+        return int(
+            await self._fetchval(
+                f"counting {self._name}",
+                f"SELECT count(*) FROM {self._table} WHERE workspace = $1",
+                self._workspace,
+            )
+        )
+
+    async def scan_records(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[VectorRecord]:
+        """A page of records with their vectors, by id (keyset on the primary key)."""
+        check_scan_limit(limit)
+        rows = await self._vector_fetch(
+            f"scanning {self._name}",
+            f"""SELECT {self._columns}, content_vector FROM {self._table}
+                WHERE workspace = $1 AND ($2::text IS NULL OR id > $2::text)
+                ORDER BY id LIMIT $3""",
+            self._workspace,
+            cursor,
+            limit,
+        )
+        items = [
+            self._record(r, vector=_vec(r["content_vector"]))
+            for r in rows
+        ]
+        return Page(items, items[-1].id if len(items) == limit else None)
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        """Not supported yet (read-only layout)."""
+        if records:
+            raise ConfigurationError(_READ_ONLY)
+
+    async def delete(self, ids: Sequence[str]) -> None:
+        """Not supported yet (read-only layout)."""
+        if ids:
+            raise ConfigurationError(_READ_ONLY)
+
+
+def _chunk_record(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row of ``lightrag_doc_chunks`` as ``PGKVStorage.get_by_ids`` returns it."""
+    out = dict(row)
+    for key, empty in (("llm_cache_list", []), ("heading", {}), ("sidecar", {})):
+        value = out.get(key)
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                value = empty
+        if not isinstance(value, type(empty)):
+            value = empty
+        out[key] = value
+    if not out.get("update_time"):
+        out["update_time"] = out.get("create_time", 0)
+    out.pop("id", None)
+    return out
+
+
+_CHUNK_COLUMNS = """id, tokens, COALESCE(content, '') AS content, chunk_order_index, full_doc_id,
+    file_path, COALESCE(llm_cache_list, '[]'::jsonb)::text AS llm_cache_list,
+    COALESCE(heading, '{}'::jsonb)::text AS heading,
+    COALESCE(sidecar, '{}'::jsonb)::text AS sidecar,
+    EXTRACT(EPOCH FROM create_time)::BIGINT AS create_time,
+    EXTRACT(EPOCH FROM update_time)::BIGINT AS update_time"""
+
+
+class LightRAGPgChunkStore(_LightRAGPg):
+    """``lightrag_doc_chunks`` (LightRAG's text chunks) as a :class:`~hexrag.ports.ChunkStore`."""
+
+    _kind = "LightRAG chunk table"
+
+    def __init__(
+        self, pool: asyncpg.Pool, *, workspace: str, timeout: float | None = None
+    ) -> None:
+        super().__init__(pool, workspace=workspace, timeout=timeout)
+
+    def _chunk(self, row: Mapping[str, Any]) -> Chunk:
+        record = _chunk_record(row)
+        if not record.get("heading"):
+            record.pop("heading", None)  # LightRAG's {} means "no heading"
+        if not record.get("sidecar"):
+            record.pop("sidecar", None)
+        return chunk_from_kv(row["id"], record)
+
+    async def get_chunks(self, ids: Sequence[str]) -> list[Chunk | None]:
+        """Chunks in request order, ``None`` for a missing id (one statement)."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return []
+        rows = await self._fetch(
+            "reading lightrag_doc_chunks",
+            f"SELECT {_CHUNK_COLUMNS} FROM lightrag_doc_chunks "
+            "WHERE workspace = $1 AND id = ANY($2::text[])",
+            self._workspace,
+            wanted,
+        )
+        found = {r["id"]: self._chunk(r) for r in rows}
+        return [found.get(i) for i in ids]
+
+    async def count(self) -> int:
+        """Chunks of this workspace."""
+        return int(
+            await self._fetchval(
+                "counting lightrag_doc_chunks",
+                "SELECT count(*) FROM lightrag_doc_chunks WHERE workspace = $1",
+                self._workspace,
+            )
+        )
+
+    async def scan_chunks(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Chunk]:
+        """A page of chunks by id."""
+        check_scan_limit(limit)
+        rows = await self._fetch(
+            "scanning lightrag_doc_chunks",
+            f"""SELECT {_CHUNK_COLUMNS} FROM lightrag_doc_chunks
+                WHERE workspace = $1 AND ($2::text IS NULL OR id > $2::text)
+                ORDER BY id LIMIT $3""",
+            self._workspace,
+            cursor,
+            limit,
+        )
+        items = [self._chunk(r) for r in rows]
+        return Page(items, items[-1].id if len(items) == limit else None)
+
+    async def upsert_chunks(self, chunks: Sequence[Chunk]) -> None:
+        """Not supported yet (read-only layout)."""
+        if chunks:
+            raise ConfigurationError(_READ_ONLY)
+
+    async def delete_chunks(self, ids: Sequence[str]) -> None:
+        """Not supported yet (read-only layout)."""
+        if ids:
+            raise ConfigurationError(_READ_ONLY)
+
+
+def _float_or_none(value: Any) -> float | None:
+    try:
+        return None if value is None or value == "" else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def node_to_entity(name: str, attrs: dict[str, Any]) -> Entity:
+    """A node's JSONB ``properties`` -> :class:`Entity` (LightRAG's node attributes)."""
+    if attrs.get("entity_id") == name:
+        del attrs["entity_id"]
+    fields: dict[str, Any] = {}
+    for key in ("entity_type", "description", "file_path"):
+        if isinstance(attrs.get(key), str):
+            fields[key] = attrs.pop(key)
+    if "source_id" in attrs:
+        fields["source_id"] = attrs.pop("source_id")
+    created = attrs.get("created_at")
+    if isinstance(created, int) and not isinstance(created, bool):
+        fields["created_at"] = attrs.pop("created_at")
+    return Entity(name=name, properties=attrs, **fields)
+
+
+def chunk_from_kv(chunk_id: str, value: Mapping[str, Any]) -> Chunk:
+    """A LightRAG text-chunk record -> :class:`Chunk` (other keys become metadata)."""
+    fields: dict[str, Any] = {}
+    metadata: dict[str, Any] = {}
+    for key, val in value.items():
+        if key in ("content", "full_doc_id", "file_path") and isinstance(val, str):
+            fields[key] = val
+        elif key in ("tokens", "chunk_order_index") and isinstance(val, int):
+            fields[key] = val
+        else:
+            metadata[key] = val
+    content = fields.pop("content", "")
+    return Chunk(id=chunk_id, content=content, metadata=metadata, **fields)
+
+
+def _props(value: Any) -> dict[str, Any]:
+    if isinstance(value, str):
+        value = json.loads(value)
+    return dict(value or {})
+
+
+class LightRAGPgGraphStore(_LightRAGPg):
+    """``PGTableGraphStorage``'s tables as a :class:`~hexrag.ports.GraphStore` (one edge per
+    pair, neighbours in LightRAG's order: sorted by name)."""
+
+    _kind = "LightRAG graph tables"
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        *,
+        workspace: str,
+        namespace: str = _NAMESPACE,
+        timeout: float | None = None,
+    ) -> None:
+        super().__init__(pool, workspace=workspace, timeout=timeout)
+        self._graph_ns = namespace
+
+    def _relation(self, src: str, tgt: str, props: Any) -> Relation:
+        attrs = _props(props)
+        weight = attrs.pop("weight", None)
+        created = attrs.pop("created_at", None)
+        return Relation(
+            id=relation_id(src, tgt),
+            src_id=src,
+            tgt_id=tgt,
+            description=attrs.pop("description", None),
+            keywords=attrs.pop("keywords", None),
+            weight=_float_or_none(weight),
+            source_id=attrs.pop("source_id", None),
+            file_path=attrs.pop("file_path", None),
+            created_at=int(created) if isinstance(created, (int, float)) else None,
+            properties=attrs,
+        )
+
+    async def get_nodes(self, names: Sequence[str]) -> dict[str, Entity]:
+        """Nodes by name (missing names absent)."""
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return {}
+        rows = await self._fetch(
+            "reading lightrag_graph_nodes",
+            "SELECT id, properties::text AS properties FROM lightrag_graph_nodes "
+            "WHERE workspace = $1 AND namespace = $2 AND id = ANY($3::text[])",
+            self._workspace,
+            self._graph_ns,
+            wanted,
+        )
+        found = {r["id"]: node_to_entity(r["id"], _props(r["properties"])) for r in rows}
+        return {n: found[n] for n in wanted if n in found}
+
+    async def _degrees(self, names: list[str]) -> dict[str, int]:
+        rows = await self._fetch(
+            "counting degrees in lightrag_graph_edges",
+            """SELECT id, COUNT(*) AS degree FROM (
+                   SELECT src_id AS id FROM lightrag_graph_edges
+                   WHERE workspace = $1 AND namespace = $2 AND src_id = ANY($3::text[])
+                   UNION ALL
+                   SELECT tgt_id AS id FROM lightrag_graph_edges
+                   WHERE workspace = $1 AND namespace = $2 AND tgt_id = ANY($3::text[])
+               ) sub GROUP BY id""",
+            self._workspace,
+            self._graph_ns,
+            names,
+        )
+        return {r["id"]: int(r["degree"]) for r in rows}
+
+    async def node_degrees(self, names: Sequence[str]) -> dict[str, int]:
+        """Incident edges per name (a self-loop counts 2), 0 for a missing node."""
+        wanted = list(dict.fromkeys(names))
+        found = await self._degrees(wanted) if wanted else {}
+        return {n: found.get(n, 0) for n in wanted}
+
+    async def edge_degrees(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """``degree(a) + degree(b)`` per pair."""
+        names = list(dict.fromkeys(n for pair in pairs for n in pair))
+        found = await self._degrees(names) if names else {}
+        return {(a, b): found.get(a, 0) + found.get(b, 0) for a, b in pairs}
+
+    async def get_node_edges(self, names: Sequence[str]) -> dict[str, list[Relation]]:
+        """Each name's edges, neighbours sorted by name (LightRAG's order)."""
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return {}
+        rows = await self._fetch(
+            "reading edges of lightrag_graph_edges",
+            """SELECT src_id, tgt_id, properties::text AS properties FROM lightrag_graph_edges
+               WHERE workspace = $1 AND namespace = $2
+                 AND (src_id = ANY($3::text[]) OR tgt_id = ANY($3::text[]))""",
+            self._workspace,
+            self._graph_ns,
+            wanted,
+        )
+        out: dict[str, list[tuple[str, Relation]]] = {n: [] for n in wanted}
+        for r in rows:
+            rel = self._relation(r["src_id"], r["tgt_id"], r["properties"])
+            if r["src_id"] in out:
+                out[r["src_id"]].append((r["tgt_id"], rel))
+            if r["tgt_id"] in out and r["tgt_id"] != r["src_id"]:
+                out[r["tgt_id"]].append((r["src_id"], rel))
+        return {n: [rel for _, rel in sorted(edges, key=lambda e: e[0])] for n, edges in
+                out.items()}
+
+    async def get_edges_by_pairs(
+        self, pairs: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[Relation]]:
+        """The edge of each pair (either orientation), keyed as requested."""
+        wanted = list(dict.fromkeys((a, b) for a, b in pairs))
+        if not wanted:
+            return {}
+        canon = [(min(a, b), max(a, b)) for a, b in wanted]
+        rows = await self._fetch(
+            "reading lightrag_graph_edges by pair",
+            """SELECT src_id, tgt_id, properties::text AS properties FROM lightrag_graph_edges
+               WHERE workspace = $1 AND namespace = $2
+                 AND (src_id, tgt_id) IN (SELECT * FROM unnest($3::text[], $4::text[]))""",
+            self._workspace,
+            self._graph_ns,
+            [c[0] for c in canon],
+            [c[1] for c in canon],
+        )
+        found = {
+            (r["src_id"], r["tgt_id"]): self._relation(r["src_id"], r["tgt_id"], r["properties"])
+            for r in rows
+        }
+        return {p: [found[c]] for p, c in zip(wanted, canon, strict=True) if c in found}
+
+    async def get_edges_by_chunk_ids(self, chunk_ids: Sequence[str]) -> dict[str, list[Relation]]:
+        """Edges whose ``source_id`` (``<SEP>``-joined) names each chunk id."""
+        wanted = list(dict.fromkeys(chunk_ids))
+        if not wanted:
+            return {}
+        rows = await self._fetch(
+            "reading lightrag_graph_edges by chunk id",
+            """SELECT q.cid, e.src_id, e.tgt_id, e.properties::text AS properties
+               FROM unnest($3::text[]) AS q(cid)
+               JOIN lightrag_graph_edges AS e
+                 ON e.workspace = $1 AND e.namespace = $2
+                AND q.cid = ANY(string_to_array(e.properties->>'source_id', '<SEP>'))
+               ORDER BY q.cid, e.src_id, e.tgt_id""",
+            self._workspace,
+            self._graph_ns,
+            wanted,
+        )
+        out: dict[str, list[Relation]] = {}
+        for r in rows:
+            out.setdefault(r["cid"], []).append(
+                self._relation(r["src_id"], r["tgt_id"], r["properties"])
+            )
+        return {c: out[c] for c in wanted if c in out}
+
+    async def count_nodes(self) -> int:
+        """Nodes of this workspace."""
+        return int(
+            await self._fetchval(
+                "counting lightrag_graph_nodes",
+                "SELECT count(*) FROM lightrag_graph_nodes WHERE workspace = $1 AND namespace = $2",
+                self._workspace,
+                self._graph_ns,
+            )
+        )
+
+    async def count_edges(self) -> int:
+        """Edges of this workspace."""
+        return int(
+            await self._fetchval(
+                "counting lightrag_graph_edges",
+                "SELECT count(*) FROM lightrag_graph_edges WHERE workspace = $1 AND namespace = $2",
+                self._workspace,
+                self._graph_ns,
+            )
+        )
+
+    async def scan_nodes(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Entity]:
+        """A page of nodes by id."""
+        check_scan_limit(limit)
+        rows = await self._fetch(
+            "scanning lightrag_graph_nodes",
+            """SELECT id, properties::text AS properties FROM lightrag_graph_nodes
+               WHERE workspace = $1 AND namespace = $2 AND ($3::text IS NULL OR id > $3::text)
+               ORDER BY id LIMIT $4""",
+            self._workspace,
+            self._graph_ns,
+            cursor,
+            limit,
+        )
+        items = [node_to_entity(r["id"], _props(r["properties"])) for r in rows]
+        return Page(items, items[-1].name if len(items) == limit else None)
+
+    async def scan_edges(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Relation]:
+        """A page of edges by ``(src_id, tgt_id)``; the cursor is that pair as JSON."""
+        check_scan_limit(limit)
+        after: list[Any] = [None, None]
+        if cursor is not None:
+            try:
+                after = json.loads(cursor)
+                if not (isinstance(after, list) and len(after) == 2):
+                    raise ValueError(cursor)
+            except ValueError:
+                raise InvalidQuery(f"not a scan cursor of this store: {cursor[:40]!r}") from None
+        rows = await self._fetch(
+            "scanning lightrag_graph_edges",
+            """SELECT src_id, tgt_id, properties::text AS properties FROM lightrag_graph_edges
+               WHERE workspace = $1 AND namespace = $2
+                 AND ($3::text IS NULL OR (src_id, tgt_id) > ($3::text, $4::text))
+               ORDER BY src_id, tgt_id LIMIT $5""",
+            self._workspace,
+            self._graph_ns,
+            after[0],
+            after[1],
+            limit,
+        )
+        items = [self._relation(r["src_id"], r["tgt_id"], r["properties"]) for r in rows]
+        nxt = json.dumps([rows[-1]["src_id"], rows[-1]["tgt_id"]]) if len(rows) == limit else None
+        return Page(items, nxt)
+
+    async def upsert_nodes(self, entities: Sequence[Entity]) -> None:
+        """Not supported yet (read-only layout)."""
+        if entities:
+            raise ConfigurationError(_READ_ONLY)
+
+    async def upsert_edges(self, relations: Sequence[Relation]) -> None:
+        """Not supported yet (read-only layout)."""
+        if relations:
+            raise ConfigurationError(_READ_ONLY)
+
+    async def delete_nodes(self, names: Sequence[str]) -> None:
+        """Not supported yet (read-only layout)."""
+        if names:
+            raise ConfigurationError(_READ_ONLY)
+
+    async def delete_edges(self, relation_ids: Sequence[str]) -> None:
+        """Not supported yet (read-only layout)."""
+        if relation_ids:
+            raise ConfigurationError(_READ_ONLY)
+
+
+def open_lightrag_pg_stores(
+    pool: asyncpg.Pool,
+    *,
+    workspace: str,
+    embedding_dim: int,
+    model_name: str | None,
+    cosine_threshold: float = 0.2,
+    timeout: float | None = None,
+) -> dict[str, Any]:
+    """The stores of a LightRAG PostgreSQL deployment: ``entities``, ``relationships``,
+    ``chunks``, ``graph`` and ``chunk_store`` (keyword arguments of ``QueryEngine``)."""
+    vec: dict[str, Any] = {
+        ns: LightRAGPgVectorIndex(
+            pool,
+            namespace=ns,  # type: ignore[arg-type]
+            dim=embedding_dim,
+            workspace=workspace,
+            model_name=model_name,
+            cosine_threshold=cosine_threshold,
+            timeout=timeout,
+        )
+        for ns in ("entities", "relationships", "chunks")
+    }
+    return {
+        **vec,
+        "graph": LightRAGPgGraphStore(pool, workspace=workspace, timeout=timeout),
+        "chunk_store": LightRAGPgChunkStore(pool, workspace=workspace, timeout=timeout),
+    }

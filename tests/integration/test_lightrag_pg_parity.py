@@ -1,0 +1,118 @@
+"""hexrag served in place on a LightRAG 1.5.7 PostgreSQL deployment, against LightRAG itself.
+
+The deployment is written by LightRAG's own storage classes (``PGKVStorage``,
+``PGVectorStorage`` with model-suffixed tables, ``PGTableGraphStorage``,
+``PGDocStatusStorage``) on the tests' PostgreSQL 16 + pgvector. LightRAG's ``aquery_data`` and
+hexrag's ``query_data`` on hexrag's LightRAG-layout adapters
+(:mod:`hexrag.adapters.postgres.lightrag_layout`) must agree for every keyword query and
+mode: WEIGHT picking exactly, VECTOR picking with chunks as sets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from hexrag.testing.lightrag_data import (
+    PARITY_DATASETS,
+    diff_query_data,
+    generate_dataset,
+    hexrag_query_data,
+    keyword_queries,
+    lightrag_query_data,
+    parity_embedder,
+    parity_settings,
+    require_lightrag,
+)
+from tests.services.postgres import pg_dsn  # noqa: F401
+
+pytestmark = [pytest.mark.parity, pytest.mark.backend("postgres")]
+
+require_lightrag()
+
+KEY = "flat300"
+WORKSPACE = "lr_parity"
+MODES = ("local", "global", "hybrid", "mix", "naive")
+QUERIES = keyword_queries(generate_dataset(PARITY_DATASETS[KEY]), 5)
+
+
+class World:
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self.runner = asyncio.Runner()
+        self.embedder = parity_embedder()
+        self.rags: dict[str, Any] = {}
+        self.engines: dict[str, Any] = {}
+        self.pool: Any = None
+
+    def run(self, coro: Any) -> Any:
+        return self.runner.run(coro)
+
+
+@pytest.fixture(scope="module")
+def world(pg_dsn: str) -> Iterator[World]:  # noqa: F811
+    from hexrag.adapters.postgres import create_pool
+    from hexrag.adapters.postgres.lightrag_layout import open_lightrag_pg_stores
+    from hexrag.core.engine import QueryEngine
+    from hexrag.testing.lightrag_pg import (
+        MODEL_NAME,
+        init_lightrag_pg,
+        make_lightrag_pg,
+        write_lightrag_pg,
+    )
+
+    w = World(pg_dsn)
+    try:
+        dataset = generate_dataset(PARITY_DATASETS[KEY])
+        w.run(write_lightrag_pg(dataset, pg_dsn, w.embedder, workspace=WORKSPACE))
+        w.pool = w.run(create_pool(pg_dsn))
+        stores = open_lightrag_pg_stores(
+            w.pool, workspace=WORKSPACE, embedding_dim=w.embedder.dim, model_name=MODEL_NAME
+        )
+        for pick in ("WEIGHT", "VECTOR"):
+            rag = make_lightrag_pg(
+                pg_dsn, w.embedder, workspace=WORKSPACE, kg_chunk_pick_method=pick
+            )
+            w.run(init_lightrag_pg(rag, pg_dsn))
+            w.rags[pick] = rag
+            w.engines[pick] = QueryEngine(
+                **stores, embedder=w.embedder, settings=parity_settings(pick)
+            )
+        yield w
+    finally:
+        for rag in w.rags.values():
+            w.run(rag.finalize_storages())
+        if w.pool is not None:
+            w.run(w.pool.close())
+        w.runner.close()
+
+
+def test_tables_are_lightrags_own(world: World) -> None:
+    async def tables() -> list[str]:
+        rows = await world.pool.fetch(
+            "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'lightrag_%'"
+        )
+        return sorted(r[0] for r in rows)
+
+    names = world.run(tables())
+    assert "lightrag_vdb_entity_hashemb_v1_384d" in names
+    assert {"lightrag_graph_nodes", "lightrag_graph_edges", "lightrag_doc_chunks"} <= set(names)
+
+
+@pytest.mark.parametrize("pick", ["WEIGHT", "VECTOR"])
+@pytest.mark.parametrize("mode", MODES)
+def test_query_data_equals_lightrag_on_its_postgres(world: World, mode: str, pick: str) -> None:
+    diffs: list[str] = []
+    found = 0
+    for q in QUERIES:
+        lr = world.run(lightrag_query_data(world.rags[pick], mode, q))
+        hx = world.run(hexrag_query_data(world.engines[pick], mode, q))
+        assert lr.get("status") == "success", lr.get("message")
+        found += len(lr["data"]["chunks"]) + len(lr["data"]["entities"])
+        for d in diff_query_data(lr, hx, exact=pick == "WEIGHT"):
+            diffs.append(f"{q.label}: {d}")
+    assert not diffs, f"mode={mode} pick={pick}:\n" + "\n".join(diffs[:20])
+    assert found > 3 * len(QUERIES), "the queries must retrieve something"
