@@ -399,6 +399,16 @@ class StackConfig(BaseSettings):
         "label (Neo4j).",
     )
     postgres_schema: str | None = Field(default=None, description="PostgreSQL schema.")
+    layout: Literal["hexrag", "lightrag"] = Field(
+        default="hexrag",
+        description="hexrag: hexrag's own tables; lightrag: a LightRAG 1.5.7 PostgreSQL "
+        "deployment read in place (its tables, its workspace column; read-only).",
+    )
+    lightrag_model_name: str | None = Field(
+        default=None,
+        description="With layout = lightrag: the model_name of LightRAG's EmbeddingFunc, from "
+        "which its vector tables get their suffix (<model>_<dim>d); unset: un-suffixed tables.",
+    )
     store_timeout: float = Field(
         default=30.0,
         gt=0,
@@ -553,8 +563,20 @@ class StackConfig(BaseSettings):
                     f"workdir = {self.workdir} provides every store; remove "
                     f"{', '.join(extra)} (only the cache may point elsewhere)"
                 )
+        elif self.layout == "lightrag":
+            kinds = {role: stores[role].kind for role in ("vector_index", "graph_store",
+                                                          "chunk_store")}
+            if set(kinds.values()) != {"postgres"}:
+                raise ConfigurationError(
+                    "layout = lightrag reads a LightRAG PostgreSQL deployment: set vector_index, "
+                    "graph_store and chunk_store to its postgresql:// URL (LightRAG's Milvus, "
+                    "Redis and Neo4j layouts are not supported yet); got "
+                    + ", ".join(f"{k} = {v}" for k, v in kinds.items())
+                )
         elif self.workspace:
-            raise ConfigurationError("workspace is only used with workdir; set workdir too")
+            raise ConfigurationError(
+                "workspace is only used with workdir or layout = lightrag; set one of them"
+            )
         return StackPlan(
             workdir=self.workdir,
             workspace=self.workspace or None,
@@ -962,6 +984,21 @@ class _Builder:
         }
 
     async def stores(self, dim: int) -> dict[str, Any]:
+        if self.config.layout == "lightrag":
+            from hexrag.adapters.postgres.lightrag_layout import open_lightrag_pg_stores
+
+            url = self.plan.stores["vector_index"].url
+            assert url is not None
+            workspace = self.config.workspace or "default"
+            self.say(f"LightRAG PostgreSQL deployment, workspace {workspace!r} (read in place)")
+            return open_lightrag_pg_stores(
+                await self.pg_pool(url),
+                workspace=workspace,
+                embedding_dim=dim,
+                model_name=self.config.lightrag_model_name,
+                cosine_threshold=self.settings.cosine_threshold,
+                timeout=self.config.store_timeout,
+            )
         out: dict[str, Any] = {}
         out.update(await self.vector_indexes(dim))
         out["graph"] = await self.graph_store()

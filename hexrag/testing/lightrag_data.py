@@ -73,6 +73,7 @@ __all__ = [
     "lightrag_query_param",
     "open_hexrag",
     "open_lightrag",
+    "parity_embed",
     "parity_embedder",
     "parity_settings",
     "query_param_fields",
@@ -1400,6 +1401,20 @@ class ParityEmbedder:
         for i, t in enumerate(texts):
             out[i] = self.embed_one(t)
         return out
+
+
+_PARITY_EMBEDDER: ParityEmbedder | None = None
+
+
+def parity_embed(texts: Sequence[str]) -> np.ndarray:
+    """:class:`ParityEmbedder` (384-d) as a plain callable, for ``--embedder
+    hexrag.testing.lightrag_data:parity_embed`` (a server process embedding as the tests do)."""
+    global _PARITY_EMBEDDER
+    if _PARITY_EMBEDDER is None:
+        _PARITY_EMBEDDER = ParityEmbedder(384)
+    return np.stack([_PARITY_EMBEDDER.embed_one(t) for t in texts]) if texts else np.zeros(
+        (0, 384), np.float32
+    )
 
 
 def parity_embedder(dim: int = 384, *, kind: str = "jitter") -> Any:

@@ -116,3 +116,42 @@ def test_query_data_equals_lightrag_on_its_postgres(world: World, mode: str, pic
             diffs.append(f"{q.label}: {d}")
     assert not diffs, f"mode={mode} pick={pick}:\n" + "\n".join(diffs[:20])
     assert found > 3 * len(QUERIES), "the queries must retrieve something"
+
+
+def test_hexrag_serve_reads_the_deployment_in_place(world: World, tmp_path: Any) -> None:
+    """``layout = "lightrag"`` in a stack TOML: ``hexrag serve`` answers from LightRAG's tables
+    exactly as the engine above (and so as LightRAG) does."""
+    import httpx
+
+    from hexrag.testing.lightrag_data import hexrag_query_param
+    from hexrag.testing.lightrag_pg import MODEL_NAME
+    from tests.integration.test_cli_serve_answer import _Served
+
+    config = tmp_path / "lightrag.toml"
+    config.write_text(
+        f'vector_index = "{world.dsn}"\ngraph_store = "{world.dsn}"\n'
+        f'chunk_store = "{world.dsn}"\ncache = "none"\nlayout = "lightrag"\n'
+        f'workspace = "{WORKSPACE}"\nlightrag_model_name = "{MODEL_NAME}"\n'
+        'embedder = "hexrag.testing.lightrag_data:parity_embed"\n'
+        '[settings]\nkg_chunk_pick_method = "WEIGHT"\n'
+        'relation_lookup = {local = "pair", global = "pair", hybrid = "pair", mix = "pair"}\n',
+        encoding="utf-8",
+    )
+    served = _Served(["--config", str(config)], env={})
+    try:
+        for q in QUERIES[:3]:
+            for mode in ("local", "hybrid", "mix"):
+                param = hexrag_query_param(mode, q)
+                body = {"query": q.query, "mode": mode, "hl_keywords": list(q.hl_keywords),
+                        "ll_keywords": list(q.ll_keywords),
+                        **{k: v for k, v in param.model_dump().items()
+                           if k in ("top_k", "chunk_top_k", "max_entity_tokens",
+                                    "max_relation_tokens", "max_total_tokens")}}
+                got = httpx.post(f"{served.url}/query/data", json=body, timeout=60).json()
+                want = world.run(hexrag_query_data(world.engines["WEIGHT"], mode, q))
+                assert got["data"] == want["data"], (q.label, mode)
+        health = httpx.get(f"{served.url}/health").json()
+        assert health["status"] == "ok", health
+    finally:
+        code, _out, err = served.stop()
+    assert code == 0, err[-2000:]

@@ -355,3 +355,18 @@ async def test_unimportable_callable_embedder() -> None:
     config = StackConfig(embedder="hexrag_no_such_module:embed")
     with pytest.raises(ConfigurationError, match="cannot import"):
         await build_stack(config)
+
+
+def test_lightrag_layout_needs_postgres_everywhere() -> None:
+    from hexrag.config import StackConfig
+    from hexrag.core.errors import ConfigurationError
+
+    dsn = "postgresql://u@h/db"
+    ok = StackConfig(vector_index=dsn, graph_store=dsn, chunk_store=dsn, layout="lightrag",
+                     workspace="ws", lightrag_model_name="text-embedding-3-small")
+    assert ok.plan().workspace == "ws"
+    with pytest.raises(ConfigurationError, match="layout = lightrag"):
+        StackConfig(vector_index=dsn, graph_store="memory", chunk_store=dsn,
+                    layout="lightrag").plan()
+    with pytest.raises(ConfigurationError, match="workspace is only used"):
+        StackConfig(vector_index=dsn, graph_store=dsn, chunk_store=dsn, workspace="w").plan()
