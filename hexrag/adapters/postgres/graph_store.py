@@ -32,6 +32,15 @@ _EDGE_COLUMNS = (
 )
 
 
+def _seq_cursor(cursor: str | None) -> int:
+    if cursor is None:
+        return -1
+    try:
+        return int(cursor)
+    except ValueError:
+        raise InvalidQuery(f"not a scan cursor of this store: {cursor[:40]!r}") from None
+
+
 def plan_edge_batch(relations: Sequence[Relation]) -> list[dict[str, Any]]:
     """The rows one ``upsert_edges`` call writes, as if its relations were applied in order.
 
@@ -113,6 +122,7 @@ class PgGraphStore(PgAdapter):
     def _ddl(self) -> str:
         n, e, idx = self._nodes, self._edges, self._tables.index
         return f"""
+            CREATE SEQUENCE IF NOT EXISTS {self._seq};
             CREATE TABLE IF NOT EXISTS {n} (
                 name text COLLATE "C" PRIMARY KEY,
                 entity_type text,
@@ -120,9 +130,12 @@ class PgGraphStore(PgAdapter):
                 source_id jsonb,
                 file_path text,
                 created_at bigint,
-                properties jsonb NOT NULL DEFAULT '{{}}'
+                properties jsonb NOT NULL DEFAULT '{{}}',
+                seq bigint NOT NULL DEFAULT nextval('{self._seq}')
             );
-            CREATE SEQUENCE IF NOT EXISTS {self._seq};
+            ALTER TABLE {n} ADD COLUMN IF NOT EXISTS
+                seq bigint NOT NULL DEFAULT nextval('{self._seq}');
+            CREATE INDEX IF NOT EXISTS {idx("nodes_by_seq")} ON {n} (seq);
             CREATE TABLE IF NOT EXISTS {e} (
                 id text COLLATE "C" PRIMARY KEY,
                 src text COLLATE "C" NOT NULL,
@@ -160,9 +173,12 @@ class PgGraphStore(PgAdapter):
                     (name, entity_type, description, source_id, file_path, created_at, properties)
                 SELECT r.name, r.entity_type, r.description, r.source_id, r.file_path,
                     r.created_at, coalesce(r.properties, '{{}}'::jsonb)
-                FROM jsonb_to_recordset($1::text::jsonb) AS r(name text, entity_type text,
-                    description text, source_id jsonb, file_path text, created_at bigint,
-                    properties jsonb)
+                FROM ROWS FROM (jsonb_to_recordset($1::text::jsonb) AS (name text,
+                    entity_type text, description text, source_id jsonb, file_path text,
+                    created_at bigint, properties jsonb)) WITH ORDINALITY AS r(name,
+                    entity_type, description, source_id, file_path, created_at, properties,
+                    ord)
+                ORDER BY r.ord
                 ON CONFLICT (name) DO UPDATE SET
                     entity_type = EXCLUDED.entity_type, description = EXCLUDED.description,
                     source_id = EXCLUDED.source_id, file_path = EXCLUDED.file_path,
@@ -374,18 +390,19 @@ class PgGraphStore(PgAdapter):
     async def scan_nodes(
         self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
     ) -> Page[Entity]:
-        """A page of nodes by name (keyset on the primary key, one statement;
-        :class:`~hexrag.ports.scan.ScansGraph`)."""
+        """A page of nodes in insertion order (keyset on the nodes' sequence number, one
+        statement), so a copy keeps the node order (a LightRAG GraphML file's node order
+        shapes LightRAG's answers) (:class:`~hexrag.ports.scan.ScansGraph`)."""
         check_scan_limit(limit)
         rows = await self._fetch(
             f"scanning {self._nodes}",
-            f"""SELECT {_NODE_COLUMNS} FROM {self._nodes}
-                WHERE $1::text IS NULL OR name > $1::text ORDER BY name LIMIT $2""",
-            cursor,
+            f"""SELECT seq AS scan_seq, {_NODE_COLUMNS} FROM {self._nodes}
+                WHERE seq > $1 ORDER BY seq LIMIT $2""",
+            _seq_cursor(cursor),
             limit,
         )
         items = [row_to_entity(row) for row in rows]
-        return Page(items, items[-1].name if len(items) == limit else None)
+        return Page(items, str(rows[-1]["scan_seq"]) if len(rows) == limit else None)
 
     async def scan_edges(
         self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
@@ -394,12 +411,7 @@ class PgGraphStore(PgAdapter):
         statement), so a copy inserted page by page keeps every node's edge order
         (:class:`~hexrag.ports.scan.ScansGraph`)."""
         check_scan_limit(limit)
-        after = -1
-        if cursor is not None:
-            try:
-                after = int(cursor)
-            except ValueError:
-                raise InvalidQuery(f"not a scan cursor of this store: {cursor[:40]!r}") from None
+        after = _seq_cursor(cursor)
         rows = await self._fetch(
             f"scanning {self._edges}",
             f"""SELECT e.seq AS scan_seq, {_EDGE_COLUMNS} FROM {self._edges} AS e
