@@ -402,7 +402,7 @@ class StackConfig(BaseSettings):
     layout: Literal["hexrag", "lightrag"] = Field(
         default="hexrag",
         description="hexrag: hexrag's own tables; lightrag: a LightRAG 1.5.7 PostgreSQL "
-        "deployment read in place (its tables, its workspace column; read-only).",
+        "deployment read and written in place (its tables, its workspace column).",
     )
     lightrag_model_name: str | None = Field(
         default=None,

@@ -155,3 +155,45 @@ def test_hexrag_serve_reads_the_deployment_in_place(world: World, tmp_path: Any)
     finally:
         code, _out, err = served.stop()
     assert code == 0, err[-2000:]
+
+
+def test_hexrag_writes_what_lightrag_reads(world: World, tmp_path: Any) -> None:
+    """hexrag copies the deployment into another workspace *in LightRAG's layout*; LightRAG's
+    own PostgreSQL classes then answer every query there exactly as on the original."""
+    from hexrag.adapters.postgres.lightrag_layout import open_lightrag_pg_stores
+    from hexrag.testing.lightrag_pg import MODEL_NAME, init_lightrag_pg, make_lightrag_pg
+    from hexrag.transfer import StackStores
+    from hexrag.transfer.migrate import migrate_stack
+
+    dim = world.embedder.dim
+    copy_ws = WORKSPACE + "_copy"
+
+    def stores(ws: str) -> StackStores:
+        return StackStores(
+            **open_lightrag_pg_stores(
+                world.pool, workspace=ws, embedding_dim=dim, model_name=MODEL_NAME
+            )
+        )
+
+    source, target = stores(WORKSPACE), stores(copy_ws)
+    world.run(
+        migrate_stack(source, target, state_path=tmp_path / "s.json", page_size=97,
+                      overwrite=True)
+    )
+    assert world.run(target.counts()) == world.run(source.counts())
+    rag = make_lightrag_pg(world.dsn, world.embedder, workspace=copy_ws)
+    world.run(init_lightrag_pg(rag, world.dsn))
+    try:
+        diffs: list[str] = []
+        for q in QUERIES:
+            for mode in MODES:
+                want = world.run(lightrag_query_data(world.rags["WEIGHT"], mode, q))
+                got = world.run(lightrag_query_data(rag, mode, q))
+                diffs += [f"{q.label} {mode}: {d}" for d in diff_query_data(want, got)]
+        assert not diffs, "\n".join(diffs[:20])
+    finally:
+        world.run(rag.finalize_storages())
+    # deletes through the layout
+    some = world.run(target.graph.scan_edges(None, limit=3)).items  # type: ignore[attr-defined]
+    world.run(target.graph.delete_edges([r.id for r in some]))
+    assert world.run(target.graph.count_edges()) == world.run(source.graph.count_edges()) - 3

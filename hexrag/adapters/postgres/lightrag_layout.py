@@ -28,12 +28,16 @@ a relation's id is :func:`hexrag.core.ids.relation_id` of its pair, LightRAG's
 relationship-vector id. Scope (hexrag's addition) is read from ``file_path``: a scoped search
 widens its LightRAG query until ``top_k`` admitted rows are found or the rows run out.
 
-These adapters are **read-only** for now: writing LightRAG's layout (for migration targets)
-raises :class:`~hexrag.core.errors.ConfigurationError`.
+Writes use LightRAG's own statements (its upsert templates, canonical ``src < tgt`` edges,
+merged endpoint nodes), so LightRAG 1.5.7 reads what hexrag writes: a migration target may be a
+LightRAG deployment. The tables must exist (LightRAG creates them when it initialises its
+storages). The graph holds one edge per entity pair: several relations of one pair collapse to
+the last one written, as in LightRAG.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -57,6 +61,7 @@ from hexrag.core.model import (
     VectorRecord,
 )
 from hexrag.core.scope import prefilter_match, scope_values
+from hexrag.core.source_ids import parse_source_ids
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:
@@ -76,10 +81,17 @@ _BASE_TABLES = {
     "chunks": "lightrag_vdb_chunks",
 }
 _NAMESPACE = "chunk_entity_relation"  # PGTableGraphStorage's default graph namespace
-_READ_ONLY = (
-    "the LightRAG PostgreSQL layout is read-only in this hexrag version (serve it in place, "
-    "or migrate it to hexrag's own tables); writing LightRAG's layout is not implemented yet"
-)
+
+
+def _timestamp(epoch: Any) -> _dt.datetime:
+    """LightRAG's ``TIMESTAMP(0)`` columns (UTC, no zone) from epoch seconds (now if unset)."""
+    if isinstance(epoch, (int, float)) and not isinstance(epoch, bool):
+        return _dt.datetime.fromtimestamp(int(epoch), _dt.UTC).replace(tzinfo=None)
+    return _dt.datetime.now(_dt.UTC).replace(tzinfo=None, microsecond=0)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _vec(value: Any) -> np.ndarray:
@@ -153,8 +165,13 @@ class LightRAGPgVectorIndex(_LightRAGPg):
             "full_doc_id",
         }[namespace]
         chunk_ids = "NULL::text[]" if namespace == "chunks" else "chunk_ids"
+        order = (
+            "tokens, chunk_order_index"
+            if namespace == "chunks"
+            else "NULL::int AS tokens, NULL::int AS chunk_order_index"
+        )
         self._columns = (
-            f"id, {extra}, content, file_path, {chunk_ids} AS chunk_ids, "
+            f"id, {extra}, content, file_path, {chunk_ids} AS chunk_ids, {order}, "
             "EXTRACT(EPOCH FROM create_time)::BIGINT AS created_at"
         )
 
@@ -181,6 +198,9 @@ class LightRAGPgVectorIndex(_LightRAGPg):
     def _record(self, row: Mapping[str, Any], *, vector: Any = None) -> VectorRecord:
         ids = row.get("chunk_ids")
         source_id = GRAPH_FIELD_SEP.join(ids) if ids else None
+        metadata = {
+            k: row.get(k) for k in ("tokens", "chunk_order_index") if row.get(k) is not None
+        }
         return VectorRecord(
             id=row["id"],
             vector=vector,
@@ -192,6 +212,7 @@ class LightRAGPgVectorIndex(_LightRAGPg):
             file_path=row.get("file_path"),
             full_doc_id=row.get("full_doc_id"),
             created_at=row.get("created_at"),
+            metadata=metadata,
         )
 
     async def _vector_fetch(self, action: str, sql: str, *args: Any) -> list[Any]:
@@ -306,15 +327,78 @@ class LightRAGPgVectorIndex(_LightRAGPg):
         ]
         return Page(items, items[-1].id if len(items) == limit else None)
 
+    def _row(self, r: VectorRecord) -> tuple[Any, ...]:
+        if r.vector is None:
+            raise ConfigurationError(f"{self._name}: record {r.id!r} has no vector")
+        vec = np.asarray(r.vector, dtype=np.float32).reshape(-1)
+        if vec.shape[0] != self._dim or not np.all(np.isfinite(vec)):
+            raise ConfigurationError(
+                f"{self._name}: record {r.id!r} needs {self._dim} finite vector values"
+            )
+        created = _timestamp(r.created_at)
+        chunk_ids = parse_source_ids(r.source_id)
+        if self._namespace == "entities":
+            return (self._workspace, r.id, r.entity_name, r.content, vec, chunk_ids,
+                    r.file_path, created, created)
+        if self._namespace == "relationships":
+            return (self._workspace, r.id, r.src_id, r.tgt_id, r.content, vec, chunk_ids,
+                    r.file_path, created, created)
+        meta = r.metadata or {}
+        return (self._workspace, r.id, _int_or_none(meta.get("tokens")),
+                _int_or_none(meta.get("chunk_order_index")), r.full_doc_id, r.content, vec,
+                r.file_path, created, created)
+
+    def _upsert_sql(self) -> str:
+        t = self._table
+        if self._namespace == "entities":
+            return f"""INSERT INTO {t} (workspace, id, entity_name, content, content_vector,
+                    chunk_ids, file_path, create_time, update_time)
+                VALUES ($1, $2, $3, $4, $5, $6::varchar[], $7, $8, $9)
+                ON CONFLICT (workspace, id) DO UPDATE SET entity_name = EXCLUDED.entity_name,
+                    content = EXCLUDED.content, content_vector = EXCLUDED.content_vector,
+                    chunk_ids = EXCLUDED.chunk_ids, file_path = EXCLUDED.file_path,
+                    update_time = EXCLUDED.update_time"""
+        if self._namespace == "relationships":
+            return f"""INSERT INTO {t} (workspace, id, source_id, target_id, content,
+                    content_vector, chunk_ids, file_path, create_time, update_time)
+                VALUES ($1, $2, $3, $4, $5, $6, $7::varchar[], $8, $9, $10)
+                ON CONFLICT (workspace, id) DO UPDATE SET source_id = EXCLUDED.source_id,
+                    target_id = EXCLUDED.target_id, content = EXCLUDED.content,
+                    content_vector = EXCLUDED.content_vector, chunk_ids = EXCLUDED.chunk_ids,
+                    file_path = EXCLUDED.file_path, update_time = EXCLUDED.update_time"""
+        return f"""INSERT INTO {t} (workspace, id, tokens, chunk_order_index, full_doc_id,
+                content, content_vector, file_path, create_time, update_time)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            ON CONFLICT (workspace, id) DO UPDATE SET tokens = EXCLUDED.tokens,
+                chunk_order_index = EXCLUDED.chunk_order_index,
+                full_doc_id = EXCLUDED.full_doc_id, content = EXCLUDED.content,
+                content_vector = EXCLUDED.content_vector, file_path = EXCLUDED.file_path,
+                update_time = EXCLUDED.update_time"""
+
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
-        """Not supported yet (read-only layout)."""
-        if records:
-            raise ConfigurationError(_READ_ONLY)
+        """Insert or replace rows with LightRAG's own upsert statement (one pipelined batch,
+        one transaction; the last write of an id wins)."""
+        last = {r.id: r for r in records}
+        if not last:
+            return
+        rows = [self._row(r) for r in last.values()]
+        from pgvector.asyncpg import register_vector
+
+        with translate_errors(f"writing {len(rows)} rows into {self._name}"):
+            async with self._pool.acquire(timeout=self._timeout) as conn, conn.transaction():
+                await register_vector(conn)
+                await conn.executemany(self._upsert_sql(), rows, timeout=self._timeout)
 
     async def delete(self, ids: Sequence[str]) -> None:
-        """Not supported yet (read-only layout)."""
-        if ids:
-            raise ConfigurationError(_READ_ONLY)
+        """Remove rows of this workspace by id; unknown ids are ignored."""
+        wanted = list(dict.fromkeys(ids))
+        if wanted:
+            await self._execute(
+                f"deleting from {self._name}",
+                f"DELETE FROM {self._table} WHERE workspace = $1 AND id = ANY($2::text[])",
+                self._workspace,
+                wanted,
+            )
 
 
 def _chunk_record(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -405,14 +489,50 @@ class LightRAGPgChunkStore(_LightRAGPg):
         return Page(items, items[-1].id if len(items) == limit else None)
 
     async def upsert_chunks(self, chunks: Sequence[Chunk]) -> None:
-        """Not supported yet (read-only layout)."""
-        if chunks:
-            raise ConfigurationError(_READ_ONLY)
+        """Insert or replace chunks with LightRAG's ``upsert_text_chunk`` statement."""
+        last = {c.id: c for c in chunks}
+        if not last:
+            return
+        rows = []
+        for c in last.values():
+            meta = dict(c.metadata or {})
+            created = _timestamp(meta.get("create_time"))
+            updated = _timestamp(meta.get("update_time", meta.get("create_time")))
+            rows.append((
+                self._workspace, c.id, c.tokens, c.chunk_order_index, c.full_doc_id, c.content,
+                c.file_path, json.dumps(meta.get("llm_cache_list") or []),
+                json.dumps(meta.get("heading") or {}), json.dumps(meta.get("sidecar") or {}),
+                created, updated,
+            ))
+        with translate_errors(f"writing {len(rows)} rows into lightrag_doc_chunks"):
+            async with self._pool.acquire(timeout=self._timeout) as conn, conn.transaction():
+                await conn.executemany(
+                    """INSERT INTO lightrag_doc_chunks (workspace, id, tokens, chunk_order_index,
+                           full_doc_id, content, file_path, llm_cache_list, heading, sidecar,
+                           create_time, update_time)
+                       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb,
+                           $11, $12)
+                       ON CONFLICT (workspace, id) DO UPDATE SET tokens = EXCLUDED.tokens,
+                           chunk_order_index = EXCLUDED.chunk_order_index,
+                           full_doc_id = EXCLUDED.full_doc_id, content = EXCLUDED.content,
+                           file_path = EXCLUDED.file_path,
+                           llm_cache_list = EXCLUDED.llm_cache_list,
+                           heading = EXCLUDED.heading, sidecar = EXCLUDED.sidecar,
+                           update_time = EXCLUDED.update_time""",
+                    rows,
+                    timeout=self._timeout,
+                )
 
     async def delete_chunks(self, ids: Sequence[str]) -> None:
-        """Not supported yet (read-only layout)."""
-        if ids:
-            raise ConfigurationError(_READ_ONLY)
+        """Remove chunks of this workspace by id; unknown ids are ignored."""
+        wanted = list(dict.fromkeys(ids))
+        if wanted:
+            await self._execute(
+                "deleting from lightrag_doc_chunks",
+                "DELETE FROM lightrag_doc_chunks WHERE workspace = $1 AND id = ANY($2::text[])",
+                self._workspace,
+                wanted,
+            )
 
 
 def _float_or_none(value: Any) -> float | None:
@@ -679,24 +799,112 @@ class LightRAGPgGraphStore(_LightRAGPg):
         return Page(items, nxt)
 
     async def upsert_nodes(self, entities: Sequence[Entity]) -> None:
-        """Not supported yet (read-only layout)."""
-        if entities:
-            raise ConfigurationError(_READ_ONLY)
+        """Insert or replace nodes (``properties`` as LightRAG writes them, ``entity_id``
+        included); edges are kept."""
+        last = {e.name: e for e in entities}
+        if not last:
+            return
+        props = []
+        for e in last.values():
+            p: dict[str, Any] = {"entity_id": e.name}
+            for key in ("entity_type", "description", "source_id", "file_path", "created_at"):
+                value = getattr(e, key)
+                if value is not None:
+                    p[key] = value
+            p.update({k: v for k, v in (e.properties or {}).items() if k not in p})
+            props.append(json.dumps(p, ensure_ascii=False))
+        names = sorted(last)
+        by_name = dict(zip(list(last), props, strict=True))
+        await self._execute(
+            "writing lightrag_graph_nodes",
+            """INSERT INTO lightrag_graph_nodes (workspace, namespace, id, properties, updated_at)
+               SELECT $1, $2, u.id, u.props::jsonb, now()
+               FROM unnest($3::text[], $4::text[]) AS u(id, props)
+               ORDER BY u.id
+               ON CONFLICT (workspace, namespace, id)
+               DO UPDATE SET properties = EXCLUDED.properties, updated_at = now()""",
+            self._workspace,
+            self._graph_ns,
+            names,
+            [by_name[n] for n in names],
+        )
 
     async def upsert_edges(self, relations: Sequence[Relation]) -> None:
-        """Not supported yet (read-only layout)."""
-        if relations:
-            raise ConfigurationError(_READ_ONLY)
+        """Insert or replace edges: one per pair, stored ``src_id < tgt_id`` with LightRAG's
+        properties; missing endpoint nodes are created (as LightRAG does)."""
+        last: dict[tuple[str, str], Relation] = {}
+        for r in relations:
+            last[r.pair] = r
+        if not last:
+            return
+        items = []
+        for (a, b), r in sorted(last.items()):
+            p: dict[str, Any] = {}
+            for key in ("weight", "description", "keywords", "source_id", "file_path",
+                        "created_at"):
+                value = getattr(r, key)
+                if value is not None:
+                    p[key] = value
+            p.update({k: v for k, v in (r.properties or {}).items() if k not in p})
+            items.append((a, b, json.dumps(p, ensure_ascii=False)))
+        await self._execute(
+            "writing lightrag_graph_edges",
+            """WITH endpoints AS (
+                   INSERT INTO lightrag_graph_nodes (workspace, namespace, id, properties,
+                       updated_at)
+                   SELECT $1, $2, u.id, jsonb_build_object('entity_id', u.id), now()
+                   FROM unnest($6::text[]) AS u(id)
+                   ON CONFLICT (workspace, namespace, id) DO NOTHING
+                   RETURNING id
+               ), endpoint_write AS (SELECT COUNT(*) AS inserted_count FROM endpoints)
+               INSERT INTO lightrag_graph_edges (workspace, namespace, src_id, tgt_id,
+                   properties, updated_at)
+               SELECT $1, $2, u.src, u.tgt, u.props::jsonb, now()
+               FROM unnest($3::text[], $4::text[], $5::text[]) AS u(src, tgt, props)
+               CROSS JOIN endpoint_write
+               ORDER BY u.src, u.tgt
+               ON CONFLICT (workspace, namespace, src_id, tgt_id)
+               DO UPDATE SET properties = EXCLUDED.properties, updated_at = now()""",
+            self._workspace,
+            self._graph_ns,
+            [i[0] for i in items],
+            [i[1] for i in items],
+            [i[2] for i in items],
+            sorted({n for i in items for n in (i[0], i[1])}),
+        )
 
     async def delete_nodes(self, names: Sequence[str]) -> None:
-        """Not supported yet (read-only layout)."""
-        if names:
-            raise ConfigurationError(_READ_ONLY)
+        """Remove nodes and their edges; unknown names are ignored."""
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return
+        await self._execute(
+            "deleting from the LightRAG graph",
+            """WITH gone_edges AS (
+                   DELETE FROM lightrag_graph_edges
+                   WHERE workspace = $1 AND namespace = $2
+                     AND (src_id = ANY($3::text[]) OR tgt_id = ANY($3::text[]))
+               )
+               DELETE FROM lightrag_graph_nodes
+               WHERE workspace = $1 AND namespace = $2 AND id = ANY($3::text[])""",
+            self._workspace,
+            self._graph_ns,
+            wanted,
+        )
 
     async def delete_edges(self, relation_ids: Sequence[str]) -> None:
-        """Not supported yet (read-only layout)."""
-        if relation_ids:
-            raise ConfigurationError(_READ_ONLY)
+        """Remove edges by relation id (``rel-`` + md5 of the sorted pair, as ids are read)."""
+        wanted = list(dict.fromkeys(relation_ids))
+        if wanted:
+            await self._execute(
+                "deleting from lightrag_graph_edges",
+                """DELETE FROM lightrag_graph_edges
+                   WHERE workspace = $1 AND namespace = $2
+                     AND 'rel-' || md5(src_id || tgt_id) = ANY($3::text[])""",
+                self._workspace,
+                self._graph_ns,
+                wanted,
+            )
 
 
 def open_lightrag_pg_stores(
