@@ -83,11 +83,12 @@ _BASE_TABLES = {
 _NAMESPACE = "chunk_entity_relation"  # PGTableGraphStorage's default graph namespace
 
 
-def _timestamp(epoch: Any) -> _dt.datetime:
-    """LightRAG's ``TIMESTAMP(0)`` columns (UTC, no zone) from epoch seconds (now if unset)."""
+def _timestamp(epoch: Any) -> _dt.datetime | None:
+    """LightRAG's ``TIMESTAMP(0)`` columns (UTC, no zone) from epoch seconds; ``None`` stays
+    NULL (read back as ``None``, as it was given)."""
     if isinstance(epoch, (int, float)) and not isinstance(epoch, bool):
         return _dt.datetime.fromtimestamp(int(epoch), _dt.UTC).replace(tzinfo=None)
-    return _dt.datetime.now(_dt.UTC).replace(tzinfo=None, microsecond=0)
+    return None
 
 
 def _int_or_none(value: Any) -> int | None:
