@@ -681,7 +681,19 @@ async def _serve(
                     f"the stack holds no data ({', '.join(empty)} empty); load data first, or "
                     "pass --allow-empty"
                 )
-        app_ = create_app(stack.engine, probes=stack.probes(), settings=api)
+        async def consistency() -> dict[str, Any]:
+            from hexrag.transfer import StackStores, check_stack
+
+            s = stack.engine.stores
+            stores = StackStores(
+                entities=s.entities, relationships=s.relationships, chunks=s.chunks,
+                graph=s.graph, chunk_store=s.chunk_store,
+            )
+            return (await check_stack(stores)).to_json()
+
+        app_ = create_app(
+            stack.engine, probes=stack.probes(), settings=api, consistency=consistency
+        )
         server = _server_class()(
             uvicorn.Config(app_, host=host, port=port, log_level=log_level, lifespan="off")
         )

@@ -215,6 +215,8 @@ def create_app(
     settings: ApiSettings | None = None,
     required_stores: Collection[str] = DEFAULT_REQUIRED_STORES,
     probe_timeout: float = PROBE_TIMEOUT,
+    consistency: Callable[[], Awaitable[Mapping[str, Any]]] | None = None,
+    consistency_interval: float = 3600.0,
 ) -> FastAPI:
     """Build the app around ``engine``.
 
@@ -224,6 +226,11 @@ def create_app(
     times out (``probe_timeout``), or when a store of ``required_stores`` counts 0 records,
     and names the store. ``settings`` holds the limits, the API key, the whitelisted paths
     and the CORS origins (default: :meth:`ApiSettings.from_env`).
+
+    ``consistency`` (e.g. :func:`hexrag.transfer.check_stack` as JSON) is run in the
+    background on the first ``/health`` and again when its result is older than
+    ``consistency_interval`` seconds; ``/health`` reports the last result's summary under
+    ``consistency`` (informational: drift does not turn ``/health`` red).
     """
     config = settings if settings is not None else ApiSettings.from_env()
     limits = config.limits
@@ -248,6 +255,32 @@ def create_app(
             "chunk_store": s.chunk_store.count,
         }
     required = frozenset(required_stores)
+    check_state: dict[str, Any] = {"task": None, "result": None, "at": 0.0}
+
+    def consistency_summary() -> dict[str, Any] | None:
+        if consistency is None:
+            return None
+        task = check_state["task"]
+        stale = time.monotonic() - check_state["at"] > consistency_interval
+        if (task is None or task.done()) and (check_state["result"] is None or stale):
+
+            async def run() -> None:
+                try:
+                    report = dict(await consistency())
+                    summary = {
+                        "status": "done",
+                        "clean": report.get("clean"),
+                        "errors": report.get("errors"),
+                        "warnings": report.get("warnings"),
+                    }
+                except Exception as exc:
+                    summary = {"status": "failed", "error": safe_text(exc)}
+                summary["checked_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                check_state["result"], check_state["at"] = summary, time.monotonic()
+
+            check_state["task"] = asyncio.create_task(run())
+        result = check_state["result"]
+        return result if result is not None else {"status": "running"}
 
     # innermost first: the API key is checked before the body is read
     if config.api_key:
@@ -502,6 +535,9 @@ def create_app(
             "llm": engine.llm is not None,
             "reranker": engine.reranker is not None,
         }
+        summary = consistency_summary()
+        if summary is not None:
+            body["consistency"] = summary
         return JSONResponse(status_code=200 if ok else 503, content=body)
 
     @app.get(

@@ -80,12 +80,15 @@ async def scan_all(
     cursor: str | None = None,
 ) -> AsyncIterator[Page[T]]:
     """Follow a scan method's cursors from ``cursor`` until the last page, page by page."""
+    import asyncio
+
     while True:
         page = await scan(cursor, limit=limit)
         yield page
         if page.cursor is None:
             return
         cursor = page.cursor
+        await asyncio.sleep(0)  # in-memory stores never suspend: let a server's loop breathe
 
 
 @runtime_checkable

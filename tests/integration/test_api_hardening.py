@@ -438,3 +438,34 @@ def test_every_attack_class_on_postgres_is_4xx(pg_served: str) -> None:
         ok = c.post("/query/data", json={"query": Q, "scope": {"product_id": "p-crm"}})
         assert ok.status_code == 200 and ok.json()["data"]["chunks"]
     assert all(400 <= s < 500 for s in statuses)
+
+
+def test_health_reports_the_last_consistency_check() -> None:
+    from hexrag.transfer import StackStores, check_stack
+
+    engine = _demo_engine()
+    s = engine.stores
+    runs: list[int] = []
+
+    async def consistency() -> dict[str, Any]:
+        runs.append(1)
+        stores = StackStores(entities=s.entities, relationships=s.relationships,
+                             chunks=s.chunks, graph=s.graph, chunk_store=s.chunk_store)
+        return (await check_stack(stores, page_size=3)).to_json()
+
+    live = LiveServer(create_app(engine, settings=ApiSettings(), consistency=consistency))
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            body = live.client.get("/health").json()
+            if body["consistency"]["status"] == "done" or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        summary = body["consistency"]
+        assert summary["status"] == "done" and summary["clean"] is True, summary
+        assert set(summary["errors"]) >= {"relation_vectors_without_edge", "dangling_source_ids"}
+        assert body["status"] == "ok"
+        live.client.get("/health")
+        assert len(runs) == 1  # cached until consistency_interval passes
+    finally:
+        live.stop()
