@@ -1117,6 +1117,14 @@ class _Builder:
             )
             self.closers.append(("redis cache", cache.aclose))
             return cache
+        if self.config.layout == "lightrag":
+            from hexrag.adapters.postgres.lightrag_layout import open_lightrag_pg_cache
+
+            return open_lightrag_pg_cache(
+                await self.pg_pool(spec.url),
+                workspace=self.config.workspace or "default",
+                timeout=self.config.store_timeout,
+            )
         from hexrag.adapters.postgres import PgCache
 
         return PgCache(await self.pg_pool(spec.url), **self._pg_options())

@@ -197,3 +197,37 @@ def test_hexrag_writes_what_lightrag_reads(world: World, tmp_path: Any) -> None:
     some = world.run(target.graph.scan_edges(None, limit=3)).items  # type: ignore[attr-defined]
     world.run(target.graph.delete_edges([r.id for r in some]))
     assert world.run(target.graph.count_edges()) == world.run(source.graph.count_edges()) - 3
+
+
+def test_the_llm_cache_is_shared_with_lightrag(world: World) -> None:
+    """hexrag's LightRAG-layout cache writes rows LightRAG's own ``llm_response_cache``
+    storage reads back, and reads what LightRAG wrote (keys are LightRAG's cache ids)."""
+    from hexrag.adapters.postgres.lightrag_layout import open_lightrag_pg_cache
+    from hexrag.ports.scan import scan_all
+
+    cache = open_lightrag_pg_cache(world.pool, workspace=WORKSPACE)
+    key = "mix:keywords:0123456789abcdef"
+    entry = {"return": '{"high_level_keywords": ["x"]}', "cache_type": "keywords",
+             "original_prompt": "q é", "chunk_id": None, "queryparam": {"mode": "mix"}}
+    world.run(cache.set_many({key: entry}))
+    rag = world.rags["WEIGHT"]
+    (seen,) = world.run(rag.llm_response_cache.get_by_ids([key]))
+    assert seen is not None and seen["return"] == entry["return"]
+    assert seen["queryparam"] == {"mode": "mix"} and seen["cache_type"] == "keywords"
+    world.run(rag.llm_response_cache.upsert(
+        {"hybrid:query:fedcba": {"return": "answer", "cache_type": "query",
+                                 "original_prompt": "p", "chunk_id": None}}
+    ))
+    world.run(rag.llm_response_cache.index_done_callback())
+    (theirs,) = world.run(cache.get_many(["hybrid:query:fedcba"]))
+    assert theirs is not None and theirs["return"] == "answer"
+
+    async def keys() -> list[str]:
+        out: list[str] = []
+        async for page in scan_all(cache.scan_entries, limit=1):
+            out += [k for k, _ in page.items]
+        return out
+
+    assert {key, "hybrid:query:fedcba"} <= set(world.run(keys()))
+    world.run(cache.delete_many([key, "hybrid:query:fedcba"]))
+    assert world.run(cache.get_many([key])) == [None]
