@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import statistics
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -29,7 +30,7 @@ class RandomEmbedder:
     dim = DIM
     model_name = "random"
 
-    async def embed(self, texts: list[str]) -> np.ndarray:
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), DIM), np.float32)
         for i, t in enumerate(texts):
             rng = np.random.default_rng(abs(hash(t)) % (2**32))

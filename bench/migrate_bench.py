@@ -85,7 +85,7 @@ async def _postgres_target(tmp: Path) -> tuple[Any, Any]:
     from tests.services.postgres import postgres_dsn
 
     pool = await create_pool(postgres_dsn(), max_size=4)
-    stores = {
+    stores: dict[str, Any] = {
         ns: PgVectorIndex(pool, namespace=ns, dim=DIM, table_prefix="bench")  # type: ignore[arg-type]
         for ns in ("entities", "relationships", "chunks")
     }

@@ -105,6 +105,11 @@ def _vec(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=np.float32)
 
 
+def _vector_text(vec: np.ndarray) -> str:
+    """pgvector's text form of a float32 vector (exact: ``repr`` of each float32 value)."""
+    return "[" + ",".join(map(repr, vec.astype(np.float32).tolist())) + "]"
+
+
 def lightrag_vector_table(namespace: str, model_name: str | None, dim: int) -> str:
     """LightRAG's table name of a vector namespace (its model suffix rule)."""
     base = _BASE_TABLES[namespace]
@@ -218,12 +223,9 @@ class LightRAGPgVectorIndex(_LightRAGPg):
         )
 
     async def _vector_fetch(self, action: str, sql: str, *args: Any) -> list[Any]:
-        from pgvector.asyncpg import register_vector
-
-        with translate_errors(action):
-            async with self._pool.acquire(timeout=self._timeout) as conn:
-                await register_vector(conn)
-                return list(await conn.fetch(sql, *args, timeout=self._timeout))
+        # vectors travel as pgvector's text form: no per-connection codec registration (a
+        # type lookup, one more round trip) on the query path
+        return await self._fetch(action, sql, *args)
 
     async def query(
         self,
@@ -240,16 +242,17 @@ class LightRAGPgVectorIndex(_LightRAGPg):
             )
         if top_k <= 0:
             return []
-        sql = f"""SELECT {self._columns}, content_vector <=> $4::vector AS distance
+        sql = f"""SELECT {self._columns}, content_vector <=> $4::text::vector AS distance
                   FROM {self._table}
-                  WHERE workspace = $1 AND content_vector <=> $4::vector < $2
-                  ORDER BY content_vector <=> $4::vector
+                  WHERE workspace = $1 AND content_vector <=> $4::text::vector < $2
+                  ORDER BY content_vector <=> $4::text::vector
                   LIMIT $3"""
         limit = top_k
         scoped = scope is not None and not scope.is_empty
         while True:
             rows = await self._vector_fetch(
-                f"searching {self._name}", sql, self._workspace, 1 - self._threshold, limit, q
+                f"searching {self._name}", sql, self._workspace, 1 - self._threshold, limit,
+                _vector_text(q),
             )
             hits = [
                 VectorHit(record=self._record(r), score=1.0 - float(r["distance"])) for r in rows
@@ -273,7 +276,7 @@ class LightRAGPgVectorIndex(_LightRAGPg):
             return []
         rows = await self._vector_fetch(
             f"reading {self._name}",
-            f"SELECT {self._columns}, content_vector FROM {self._table} "
+            f"SELECT {self._columns}, content_vector::text AS content_vector FROM {self._table} "
             "WHERE workspace = $1 AND id = ANY($2::text[])",
             self._workspace,
             wanted,
@@ -291,7 +294,7 @@ class LightRAGPgVectorIndex(_LightRAGPg):
             return {}
         rows = await self._vector_fetch(
             f"reading vectors of {self._name}",
-            f"SELECT id, content_vector FROM {self._table} "
+            f"SELECT id, content_vector::text AS content_vector FROM {self._table} "
             "WHERE workspace = $1 AND id = ANY($2::text[])",
             self._workspace,
             wanted,
@@ -316,7 +319,7 @@ class LightRAGPgVectorIndex(_LightRAGPg):
         check_scan_limit(limit)
         rows = await self._vector_fetch(
             f"scanning {self._name}",
-            f"""SELECT {self._columns}, content_vector FROM {self._table}
+            f"""SELECT {self._columns}, content_vector::text AS content_vector FROM {self._table}
                 WHERE workspace = $1 AND ($2::text IS NULL OR id > $2::text)
                 ORDER BY id LIMIT $3""",
             self._workspace,
