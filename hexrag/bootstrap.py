@@ -37,6 +37,7 @@ class OpenedStack:
     workdir: Path | None = None
     workdir_stack: Any = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    _commits: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
     @property
     def dim(self) -> int:
@@ -44,7 +45,10 @@ class OpenedStack:
         return self.stores.entities.dim
 
     async def commit(self) -> None:
-        """Write a working-directory stack back to its directory (a no-op for servers)."""
+        """Write what lives in files back: a working directory, or the NetworkX graph of a
+        LightRAG deployment (servers persist every write themselves)."""
+        for commit in self._commits:
+            await commit()
         if self.workdir_stack is not None and self.workdir is not None:
             from hexrag.adapters.workdir import save_workdir
 
@@ -99,6 +103,7 @@ async def _open_config(path: Path, embedder: Embedder | None, say: Progress) -> 
     )
     opened = OpenedStack(description=str(path), stores=stores, engine=engine)
     opened._closers.append(stack.aclose)
+    opened._commits.append(stack.commit)
     return opened
 
 

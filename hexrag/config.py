@@ -552,7 +552,9 @@ class StackConfig(BaseSettings):
             role: parse_store(role, getattr(self, role))  # type: ignore[arg-type]
             for role in ("vector_index", "graph_store", "chunk_store", "cache")
         }
-        if self.workdir is not None:
+        if self.layout == "lightrag":
+            self._check_lightrag_layout(stores)
+        elif self.workdir is not None:
             extra = [
                 f"{role} = {spec.describe()}"
                 for role, spec in stores.items()
@@ -561,17 +563,9 @@ class StackConfig(BaseSettings):
             if extra:
                 raise ConfigurationError(
                     f"workdir = {self.workdir} provides every store; remove "
-                    f"{', '.join(extra)} (only the cache may point elsewhere)"
-                )
-        elif self.layout == "lightrag":
-            kinds = {role: stores[role].kind for role in ("vector_index", "graph_store",
-                                                          "chunk_store")}
-            if set(kinds.values()) != {"postgres"}:
-                raise ConfigurationError(
-                    "layout = lightrag reads a LightRAG PostgreSQL deployment: set vector_index, "
-                    "graph_store and chunk_store to its postgresql:// URL (LightRAG's Milvus, "
-                    "Redis and Neo4j layouts are not supported yet); got "
-                    + ", ".join(f"{k} = {v}" for k, v in kinds.items())
+                    f"{', '.join(extra)} (only the cache may point elsewhere), or set "
+                    "layout = lightrag for a LightRAG deployment whose graph is the "
+                    "directory's GraphML file"
                 )
         elif self.workspace:
             raise ConfigurationError(
@@ -586,6 +580,41 @@ class StackConfig(BaseSettings):
             reranker=parse_reranker(self.reranker_spec()),
             namespace=self.namespace,
         )
+
+    def _check_lightrag_layout(self, stores: Mapping[str, StoreSpec]) -> None:
+        """``layout = lightrag``: which LightRAG 1.5.7 storages each role can be."""
+        allowed = {
+            "vector_index": ("postgres", "milvus"),
+            "chunk_store": ("postgres", "redis"),
+            "graph_store": ("postgres", "memory"),
+        }
+        if self.workdir is not None and all(
+            stores[role].kind == "memory" for role in ("vector_index", "chunk_store")
+        ):
+            return  # LightRAG's default file storages: the working directory alone
+        wrong = [
+            f"{role} = {stores[role].describe()}"
+            for role, kinds in allowed.items()
+            if stores[role].kind not in kinds
+        ]
+        if wrong:
+            raise ConfigurationError(
+                "layout = lightrag reads a LightRAG 1.5.7 deployment in place: vector_index "
+                "is PGVectorStorage (postgresql://) or MilvusVectorDBStorage (milvus://), "
+                "chunk_store PGKVStorage (postgresql://) or RedisKVStorage (redis://), "
+                "graph_store PGTableGraphStorage (postgresql://) or NetworkXStorage (memory, "
+                "with workdir = LightRAG's working_dir); got " + ", ".join(wrong)
+            )
+        if stores["graph_store"].kind == "memory" and self.workdir is None:
+            raise ConfigurationError(
+                "layout = lightrag with graph_store = memory reads LightRAG's NetworkX graph: "
+                "set workdir to LightRAG's working_dir (the GraphML file is in "
+                "<workdir>/<workspace>/), or set graph_store to the postgresql:// URL"
+            )
+        if stores["cache"].kind == "memory" and self.workdir is None:
+            return
+        if stores["cache"].kind not in ("memory", "none", "postgres", "redis"):
+            raise ConfigurationError(f"cache = {stores['cache'].describe()} is not supported")
 
     def engine_settings(self) -> EngineSettings:
         """:class:`EngineSettings` from ``settings`` (and LightRAG's environment variables)."""
@@ -710,6 +739,13 @@ class Stack:
     plan: StackPlan
     version: CorpusVersion | None = None
     closers: list[tuple[str, Closer]] = field(default_factory=list)
+    committers: list[tuple[str, Closer]] = field(default_factory=list)
+
+    async def commit(self) -> None:
+        """Persist what lives in files (LightRAG's NetworkX GraphML graph of a
+        ``layout = lightrag`` stack); servers persist every write themselves."""
+        for _name, commit in self.committers:
+            await commit()
 
     def probes(self) -> dict[str, Callable[[], Awaitable[Any]]]:
         """``/health`` probes: one cheap read per store, and the cache."""
@@ -805,6 +841,7 @@ class _Builder:
         self.env = config.model_env()
         self.progress = progress
         self.closers: list[tuple[str, Closer]] = []
+        self.committers: list[tuple[str, Closer]] = []
         self._pools: dict[str, Any] = {}
 
     def say(self, message: str) -> None:
@@ -835,7 +872,7 @@ class _Builder:
                 f"embedder {embedder.model_name!r} produces {embedder.dim}-dimensional vectors"
             )
         cache: Cache | None
-        if plan.workdir is not None:
+        if plan.workdir is not None and not self.lightrag_in_place:
             stores, workdir_cache = await self.workdir(embedder.dim)
             cache_spec = plan.stores["cache"]
             cache = workdir_cache if cache_spec.kind == "memory" else await self.cache(cache_spec)
@@ -861,7 +898,10 @@ class _Builder:
             settings=self.settings,
             corpus_version=version,
         )
-        return Stack(engine=engine, plan=plan, version=version, closers=self.closers)
+        return Stack(
+            engine=engine, plan=plan, version=version, closers=self.closers,
+            committers=self.committers,
+        )
 
     # -- models -----------------------------------------------------------------------------
 
@@ -983,22 +1023,106 @@ class _Builder:
             "timeout": self.config.store_timeout,
         }
 
+    @property
+    def lightrag_in_place(self) -> bool:
+        """``layout = lightrag`` on servers (not LightRAG's file storages alone)."""
+        stores = self.plan.stores
+        return self.config.layout == "lightrag" and not (
+            self.plan.workdir is not None
+            and stores["vector_index"].kind == "memory"
+            and stores["chunk_store"].kind == "memory"
+        )
+
+    @property
+    def lightrag_workspace(self) -> str:
+        """LightRAG's workspace: its PostgreSQL storages use ``default`` when none is set,
+        its Milvus, Redis and NetworkX storages no prefix."""
+        return self.config.workspace or ""
+
+    async def lightrag_stores(self, dim: int) -> dict[str, Any]:
+        """The stores of a LightRAG 1.5.7 deployment, read and written in place."""
+        plan, config = self.plan, self.config
+        ws = self.lightrag_workspace
+        pg_ws = ws or "default"
+        model = config.lightrag_model_name
+        threshold = self.settings.cosine_threshold
+        timeout = config.store_timeout
+        out: dict[str, Any] = {}
+        vspec = plan.stores["vector_index"]
+        assert vspec.url is not None
+        if vspec.kind == "postgres":
+            from hexrag.adapters.postgres.lightrag_layout import LightRAGPgVectorIndex
+
+            pool = await self.pg_pool(vspec.url)
+            self.say(f"LightRAG PGVectorStorage, workspace {pg_ws!r} (read in place)")
+            for name in ("entities", "relationships", "chunks"):
+                out[name] = LightRAGPgVectorIndex(
+                    pool, namespace=name, dim=dim, workspace=pg_ws,  # type: ignore[arg-type]
+                    model_name=model, cosine_threshold=threshold, timeout=timeout,
+                )
+        else:
+            _require("milvus", "vector_index = milvus")
+            if vspec.url.endswith(".db"):
+                _require("milvus-lite", "a Milvus Lite file (milvus:///path/to/file.db)")
+            from hexrag.adapters.milvus.lightrag_layout import open_lightrag_milvus_indexes
+
+            user, password, uri = _split_credentials(vspec.url)
+            self.say(
+                f"LightRAG MilvusVectorDBStorage at {redact_url(vspec.url)}, workspace {ws!r} "
+                "(read in place)"
+            )
+            indexes = open_lightrag_milvus_indexes(
+                uri, dim=dim, workspace=ws, model_name=model, cosine_threshold=threshold,
+                user=user, password=password,
+            )
+            for name, index in indexes.items():
+                out[name] = index
+                self.closers.append((f"milvus {name}", index.close))
+        gspec = plan.stores["graph_store"]
+        if gspec.kind == "postgres":
+            from hexrag.adapters.postgres.lightrag_layout import LightRAGPgGraphStore
+
+            assert gspec.url is not None
+            out["graph"] = LightRAGPgGraphStore(
+                await self.pg_pool(gspec.url), workspace=pg_ws, timeout=timeout
+            )
+        else:
+            import asyncio
+
+            from hexrag.adapters.workdir import load_graph, save_graph
+
+            assert plan.workdir is not None
+            where = Path(plan.workdir) / ws if ws else Path(plan.workdir)
+            self.say(f"LightRAG NetworkXStorage graph in {where}")
+            graph = await asyncio.to_thread(load_graph, where)
+            out["graph"] = graph
+
+            async def save() -> None:
+                await asyncio.to_thread(save_graph, graph, where)
+
+            self.committers.append(("networkx graph", save))
+        cspec = plan.stores["chunk_store"]
+        assert cspec.url is not None
+        if cspec.kind == "postgres":
+            from hexrag.adapters.postgres.lightrag_layout import LightRAGPgChunkStore
+
+            out["chunk_store"] = LightRAGPgChunkStore(
+                await self.pg_pool(cspec.url), workspace=pg_ws, timeout=timeout
+            )
+        else:
+            _require("redis", "chunk_store = redis://")
+            from hexrag.adapters.redis.lightrag_layout import LightRAGRedisChunkStore
+
+            store = LightRAGRedisChunkStore.from_url(
+                cspec.url, workspace=ws, **self._redis_options()
+            )
+            self.closers.append(("redis chunk store", store.aclose))
+            out["chunk_store"] = store
+        return out
+
     async def stores(self, dim: int) -> dict[str, Any]:
         if self.config.layout == "lightrag":
-            from hexrag.adapters.postgres.lightrag_layout import open_lightrag_pg_stores
-
-            url = self.plan.stores["vector_index"].url
-            assert url is not None
-            workspace = self.config.workspace or "default"
-            self.say(f"LightRAG PostgreSQL deployment, workspace {workspace!r} (read in place)")
-            return open_lightrag_pg_stores(
-                await self.pg_pool(url),
-                workspace=workspace,
-                embedding_dim=dim,
-                model_name=self.config.lightrag_model_name,
-                cosine_threshold=self.settings.cosine_threshold,
-                timeout=self.config.store_timeout,
-            )
+            return await self.lightrag_stores(dim)
         out: dict[str, Any] = {}
         out.update(await self.vector_indexes(dim))
         out["graph"] = await self.graph_store()
@@ -1110,13 +1234,21 @@ class _Builder:
         assert spec.url is not None
         if spec.kind == "redis":
             _require("redis", "cache = redis://")
-            from hexrag.adapters.redis import RedisCache
+            cache: Any
+            if self.config.layout == "lightrag":
+                from hexrag.adapters.redis.lightrag_layout import LightRAGRedisCache
 
-            cache = RedisCache.from_url(
-                spec.url, workspace=self.plan.namespace, **self._redis_options()
-            )
+                cache = LightRAGRedisCache.from_url(
+                    spec.url, workspace=self.lightrag_workspace, **self._redis_options()
+                )
+            else:
+                from hexrag.adapters.redis import RedisCache
+
+                cache = RedisCache.from_url(
+                    spec.url, workspace=self.plan.namespace, **self._redis_options()
+                )
             self.closers.append(("redis cache", cache.aclose))
-            return cache
+            return cache  # type: ignore[no-any-return]
         if self.config.layout == "lightrag":
             from hexrag.adapters.postgres.lightrag_layout import open_lightrag_pg_cache
 

@@ -10,15 +10,19 @@ from __future__ import annotations
 from hexrag.adapters.workdir.stack import (
     WorkdirStack,
     empty_workdir_stack,
+    load_graph,
     load_workdir,
     resolve_workdir,
+    save_graph,
     save_workdir,
 )
 
 __all__ = [
     "WorkdirStack",
     "empty_workdir_stack",
+    "load_graph",
     "load_workdir",
     "resolve_workdir",
+    "save_graph",
     "save_workdir",
 ]

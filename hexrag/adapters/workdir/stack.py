@@ -63,8 +63,10 @@ from hexrag.core.source_ids import join_source_ids, parse_source_ids
 __all__ = [
     "WorkdirStack",
     "empty_workdir_stack",
+    "load_graph",
     "load_workdir",
     "resolve_workdir",
+    "save_graph",
     "save_workdir",
 ]
 
@@ -363,17 +365,7 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
     graph_path = directory / GRAPH_FILE
     if graph_path.is_file():
         t0 = time.perf_counter()
-        data = read_graphml(graph_path)
-        entities = [node_to_entity(name, attrs) for name, attrs in data.nodes.items()]
-        data.nodes = {}
-        ids = relation_ids_for_edges(data.edges)
-        relations = [
-            edge_to_relation(u, v, attrs, rel_id=rid)
-            for (u, v, attrs), rid in zip(data.edges, ids, strict=True)
-        ]
-        data.edges = []
-        _run_now(graph.upsert_nodes(entities))
-        _run_now(graph.upsert_edges(relations))
+        _fill_graph(graph, graph_path)
         timings[graph_path.name] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -406,6 +398,55 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
         vdb_additional_data=additional,
         timings=timings,
     )
+
+
+def _fill_graph(graph: MemoryGraphStore, graph_path: Path) -> None:
+    data = read_graphml(graph_path)
+    entities = [node_to_entity(name, attrs) for name, attrs in data.nodes.items()]
+    data.nodes = {}
+    ids = relation_ids_for_edges(data.edges)
+    relations = [
+        edge_to_relation(u, v, attrs, rel_id=rid)
+        for (u, v, attrs), rid in zip(data.edges, ids, strict=True)
+    ]
+    data.edges = []
+    _run_now(graph.upsert_nodes(entities))
+    _run_now(graph.upsert_edges(relations))
+
+
+def load_graph(path: str | Path) -> MemoryGraphStore:
+    """The NetworkX GraphML graph of a LightRAG deployment (``NetworkXStorage``) alone.
+
+    ``path`` is the ``.graphml`` file or the (workspace) directory holding
+    ``graph_chunk_entity_relation.graphml``; a missing file gives an empty graph (LightRAG
+    creates it on its first write). Nodes and edges keep ``nx.read_graphml``'s order, as in
+    :func:`load_workdir`. Synchronous, CPU-bound: call it through ``asyncio.to_thread``.
+    """
+    target = Path(path).expanduser()
+    if target.is_dir() or target.suffix.lower() != ".graphml":
+        target = target / GRAPH_FILE
+    graph = MemoryGraphStore()
+    if target.is_file():
+        with _gc_paused():
+            _fill_graph(graph, target)
+    return graph
+
+
+def save_graph(graph: MemoryGraphStore, path: str | Path) -> Path:
+    """Write ``graph`` as LightRAG's GraphML file (atomically), as :func:`save_workdir`
+    writes it; ``path`` as in :func:`load_graph`. Returns the file written."""
+    target = Path(path).expanduser()
+    if target.is_dir() or target.suffix.lower() != ".graphml":
+        target = target / GRAPH_FILE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    writer = AtomicWriter()
+    try:
+        writer.stage(target, lambda fh: _write_graph(fh, graph))
+        writer.commit()
+    except BaseException:
+        writer.abort()
+        raise
+    return target
 
 
 def _record(value: Any, path: Path, key: str) -> dict[str, Any]:

@@ -1,0 +1,128 @@
+"""LightRAG 1.5.7 deployments on Milvus + Redis (+ NetworkX), written by LightRAG's own classes.
+
+``MilvusVectorDBStorage`` (vectors) + ``RedisKVStorage`` (text chunks, LLM cache, full docs...)
++ ``NetworkXStorage`` (the graph, a GraphML file in the working directory) +
+``JsonDocStatusStorage``, pointed at a Milvus Lite file (or server) and a Redis through
+LightRAG's ``MILVUS_URI`` / ``REDIS_URI`` variables. Used by the parity suite of hexrag's in-place
+adapters (:mod:`hexrag.adapters.milvus.lightrag_layout`,
+:mod:`hexrag.adapters.redis.lightrag_layout`). Needs the ``parity`` extra (lightrag-hku 1.5.7).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from hexrag.testing.lightrag_data import (
+    Dataset,
+    _no_llm,
+    _quiet_lightrag,
+    lightrag_embedding_func,
+    register_offline_tiktoken,
+    write_lightrag_records,
+)
+
+__all__ = [
+    "MODEL_NAME",
+    "init_lightrag_milvus_redis",
+    "make_lightrag_milvus_redis",
+    "write_lightrag_milvus_redis",
+]
+
+MODEL_NAME = "hashemb_v1"
+"""The embedding model name (collections get ``_hashemb_v1_<dim>d``)."""
+
+STORAGES = {
+    "kv_storage": "RedisKVStorage",
+    "vector_storage": "MilvusVectorDBStorage",
+    "graph_storage": "NetworkXStorage",
+    "doc_status_storage": "JsonDocStatusStorage",
+}
+
+
+@contextmanager
+def _env(milvus_uri: str, redis_url: str) -> Iterator[None]:
+    # pymilvus parses MILVUS_URI when it is first imported and refuses a Lite file path there:
+    # import it before the variable is set (LightRAG reads it again when it connects).
+    import pymilvus  # noqa: F401
+
+    values = {"MILVUS_URI": milvus_uri, "MILVUS_DB_NAME": "", "REDIS_URI": redis_url}
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def make_lightrag_milvus_redis(
+    milvus_uri: str,
+    redis_url: str,
+    embedder: Any,
+    *,
+    working_dir: str | Path,
+    workspace: str,
+    kg_chunk_pick_method: str = "WEIGHT",
+    cosine_threshold: float = 0.2,
+    model_name: str = MODEL_NAME,
+) -> Any:
+    """A ``LightRAG`` on Milvus + Redis + NetworkX (initialise it with
+    :func:`init_lightrag_milvus_redis`)."""
+    register_offline_tiktoken()
+    from lightrag import LightRAG
+    from lightrag.utils import TiktokenTokenizer
+
+    _quiet_lightrag()
+    with _env(milvus_uri, redis_url):
+        return LightRAG(
+            working_dir=str(working_dir),
+            workspace=workspace,
+            embedding_func=lightrag_embedding_func(embedder, model_name=model_name),
+            llm_model_func=_no_llm,
+            tokenizer=TiktokenTokenizer("gpt-4o-mini"),
+            kg_chunk_pick_method=kg_chunk_pick_method,
+            related_chunk_number=5,
+            enable_content_headings=True,
+            cosine_better_than_threshold=cosine_threshold,
+            vector_db_storage_cls_kwargs={"cosine_better_than_threshold": cosine_threshold},
+            min_rerank_score=0.0,
+            user_prompt_prefix="",
+            enable_llm_cache=True,
+            rerank_model_func=None,
+            **STORAGES,
+        )
+
+
+async def init_lightrag_milvus_redis(rag: Any, milvus_uri: str, redis_url: str) -> None:
+    """``rag.initialize_storages()`` with LightRAG's connection variables set."""
+    with _env(milvus_uri, redis_url):
+        await rag.initialize_storages()
+
+
+async def write_lightrag_milvus_redis(
+    dataset: Dataset,
+    milvus_uri: str,
+    redis_url: str,
+    embedder: Any,
+    *,
+    working_dir: str | Path,
+    workspace: str,
+    model_name: str = MODEL_NAME,
+) -> None:
+    """Write ``dataset`` through LightRAG's own Milvus, Redis and NetworkX storage classes."""
+    rag = make_lightrag_milvus_redis(
+        milvus_uri, redis_url, embedder, working_dir=working_dir, workspace=workspace,
+        model_name=model_name,
+    )
+    await init_lightrag_milvus_redis(rag, milvus_uri, redis_url)
+    try:
+        await write_lightrag_records(rag, dataset)
+    finally:
+        await rag.finalize_storages()
