@@ -1,0 +1,164 @@
+"""hexrag's adapters on LightRAG 1.5.7's own Milvus and Redis layouts against the shared
+contracts (Milvus Lite, redis-server). Each test works in a fresh LightRAG *workspace*; the
+Milvus collections are created with LightRAG's schema by the adapter (the parity suite,
+``tests/integration/test_lightrag_milvus_redis_parity.py``, reads collections LightRAG itself
+created). Where the layout cannot keep a sentence of a contract, the test is a strict xfail
+saying why.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+from hexrag.testing import CacheContract, ChunkStoreContract, VectorIndexContract
+from tests.services.milvus import shared_milvus
+from tests.services.redis import redis_client, redis_server  # noqa: F401
+
+pytestmark = [pytest.mark.backend("milvus"), pytest.mark.backend("redis")]
+
+_LAYOUT = "LightRAG's layout: "
+
+
+def _workspace() -> str:
+    return "ct" + uuid.uuid4().hex[:12]
+
+
+class TestLightRAGMilvusVectorIndexContract(VectorIndexContract):
+    """``<ws>_<namespace>_contract_<dim>d`` collections, one workspace per index."""
+
+    stores_arbitrary_metadata = False  # LightRAG's fields only
+    run_property_tests = False  # ties and the strict threshold differ from the oracle's rules
+
+    @pytest.fixture
+    def vector_index_factory(self) -> Iterator[Any]:
+        from hexrag.adapters.milvus.lightrag_layout import LightRAGMilvusVectorIndex
+
+        _, client = shared_milvus()
+        made: list[Any] = []
+
+        def make(namespace: str, dim: int, cosine_threshold: float) -> Any:
+            index = LightRAGMilvusVectorIndex.open(
+                client, namespace=namespace, dim=dim, workspace=_workspace(),  # type: ignore[arg-type]
+                model_name="contract", cosine_threshold=cosine_threshold,
+            )
+            made.append(index)
+            return index
+
+        yield make
+        for index in made:
+            if client.has_collection(index.collection):
+                client.drop_collection(index.collection)
+
+
+@pytest.fixture
+async def lightrag_workspace(redis_client: Any) -> AsyncIterator[str]:  # noqa: F811
+    ws = _workspace()
+    yield ws
+    keys = [k async for k in redis_client.scan_iter(match=f"{ws}_*", count=1000)]
+    if keys:
+        await redis_client.delete(*keys)
+
+
+class TestLightRAGRedisChunkStoreContract(ChunkStoreContract):
+    """``<ws>_text_chunks:<id>`` keys."""
+
+    @pytest.fixture
+    def chunk_store(self, redis_client: Any, lightrag_workspace: str) -> Any:  # noqa: F811
+        from hexrag.adapters.redis.lightrag_layout import LightRAGRedisChunkStore
+
+        return LightRAGRedisChunkStore(redis_client, workspace=lightrag_workspace)
+
+
+class TestLightRAGRedisCacheContract(CacheContract):
+    """``<ws>_llm_response_cache:<key>`` keys; the other namespace is another workspace."""
+
+    @pytest.fixture
+    def cache(self, redis_client: Any, lightrag_workspace: str) -> Any:  # noqa: F811
+        from hexrag.adapters.redis.lightrag_layout import LightRAGRedisCache
+
+        return LightRAGRedisCache(redis_client, workspace=lightrag_workspace)
+
+    @pytest.fixture
+    def other_namespace_cache(self, redis_client: Any, lightrag_workspace: str) -> Any:  # noqa: F811
+        from hexrag.adapters.redis.lightrag_layout import LightRAGRedisCache
+
+        return LightRAGRedisCache(redis_client, workspace=lightrag_workspace + "x")
+
+
+def _weaken(cls: type, reason: str, *names: str) -> None:
+    """Strict xfail for inherited contract tests the layout cannot keep (a wrapper per class,
+    so the base contract and the other adapters are untouched)."""
+    import functools
+
+    for name in names:
+        base = getattr(cls, name)
+
+        @functools.wraps(base)
+        async def wrapper(self: Any, *args: Any, __base: Any = base, **kwargs: Any) -> None:
+            await __base(self, *args, **kwargs)
+
+        setattr(cls, name, pytest.mark.xfail(strict=True, reason=_LAYOUT + reason)(wrapper))
+
+
+_weaken(
+    TestLightRAGMilvusVectorIndexContract,
+    "each collection keeps only its namespace's fields (no src_id/tgt_id on entity rows, no "
+    "entity_name on relation rows, no metadata) and created_at is NOT NULL (a record without "
+    "one is stamped with the write time), so records do not round-trip whole",
+    "test_upsert_read_your_writes",
+    "test_upsert_is_idempotent",
+    "test_last_write_wins_across_batches",
+    "test_last_write_wins_within_a_batch",
+    "test_bad_vector_raises_and_writes_nothing",
+    "test_hits_carry_every_stored_field",
+    "test_none_fields_stay_none",
+    "test_get_in_request_order",
+    "test_delete_then_reupsert",
+    "test_scan_lists_every_record_with_its_vector",
+)
+_weaken(
+    TestLightRAGMilvusVectorIndexContract,
+    "LightRAG's search: Milvus' range search keeps scores strictly above the threshold (a "
+    "score equal to it, even -1.0, is dropped), float32 distances, and Milvus' order among "
+    "equal scores, not the oracle's inclusive float64 rule",
+    "test_query_matches_oracle_for_every_scope",
+    "test_score_is_cosine_higher_is_better",
+    "test_threshold_is_inclusive",
+    "test_ties_broken_by_id_ascending",
+)
+_weaken(
+    TestLightRAGMilvusVectorIndexContract,
+    "no metadata field: scope is read from file_path / full_doc_id only, first-class scope "
+    "metadata is lost",
+    "test_scope_filters_before_ranking",
+    "test_scope_excludes_only_on_a_known_contradicting_field",
+)
+_STAMPS = (
+    "RedisKVStorage stamps _id, create_time and update_time into every record (and "
+    "llm_cache_list into every text chunk), so a record reads back with those keys added"
+)
+_weaken(
+    TestLightRAGRedisChunkStoreContract,
+    _STAMPS,
+    "test_every_field_round_trips",
+    "test_request_order_duplicates_and_missing",
+    "test_upsert_is_idempotent_and_replaces",
+    "test_last_write_wins_within_a_batch",
+    "test_delete",
+    "test_large_batch",
+    "test_scan_lists_every_chunk",
+)
+_weaken(
+    TestLightRAGRedisCacheContract,
+    _STAMPS,
+    "test_round_trip_in_request_order",
+    "test_set_many_replaces",
+    "test_json_semantics",
+    "test_clear",
+    "test_clear_spares_other_namespaces",
+    "test_scan_lists_every_entry",
+)
