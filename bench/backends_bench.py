@@ -55,6 +55,7 @@ from hexrag.adapters.memory import (  # noqa: E402
     MemoryGraphStore,
     MemoryVectorIndex,
 )
+from hexrag.bootstrap import compose_engine  # noqa: E402
 from hexrag.core.engine import QueryEngine  # noqa: E402
 from hexrag.core.model import EngineSettings, QueryParam  # noqa: E402
 from tests.integration.golden import (  # noqa: E402
@@ -398,10 +399,11 @@ class _Runner:
 def _runner(name: str, stores: dict[str, Any], embedder: HashingEmbedder) -> _Runner:
     ledger = RoundTrips()
     counted = {k: Counting(v, k, ledger) for k, v in stores.items()}
-    engine = QueryEngine(
-        **counted,  # type: ignore[arg-type]
-        embedder=Counting(embedder, "embedder", ledger),
+    engine = compose_engine(
+        counted,
+        embedder=Counting(embedder, "embedder", ledger),  # type: ignore[arg-type]
         settings=EngineSettings(kg_chunk_pick_method="VECTOR"),
+        store_cache=False,
     )
     return _Runner(name, engine, ledger)
 

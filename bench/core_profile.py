@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hexrag.adapters.memory import MemoryChunkStore, MemoryGraphStore, MemoryVectorIndex
+from hexrag.bootstrap import compose_engine
 from hexrag.core.engine import QueryEngine
 from hexrag.core.ids import entity_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, QueryParam, Relation, VectorRecord
@@ -127,14 +128,14 @@ async def build(n: int) -> QueryEngine:
             for c in chunks
         ],
     )
-    return QueryEngine(
-        entities=ev,
-        relationships=rv,
-        chunks=cv,
-        graph=graph,
-        chunk_store=MemoryChunkStore(chunks),
-        embedder=RandomEmbedder(),
-    )
+    stores = {
+        "entities": ev,
+        "relationships": rv,
+        "chunks": cv,
+        "graph": graph,
+        "chunk_store": MemoryChunkStore(chunks),
+    }
+    return compose_engine(stores, embedder=RandomEmbedder())
 
 
 async def main() -> None:

@@ -66,7 +66,7 @@ async def _deployment_exists(dsn: str, workspace: str) -> bool:
 async def run(dsn: str, size: str, n_queries: int) -> list[dict[str, Any]]:
     from hexrag.adapters.postgres import create_pool
     from hexrag.adapters.postgres.lightrag_layout import open_lightrag_pg_stores
-    from hexrag.core.engine import QueryEngine
+    from hexrag.bootstrap import compose_engine
     from hexrag.testing.lightrag_pg import (
         MODEL_NAME,
         init_lightrag_pg,
@@ -92,7 +92,7 @@ async def run(dsn: str, size: str, n_queries: int) -> list[dict[str, Any]]:
         for pick in ("VECTOR", "WEIGHT"):
             rag = make_lightrag_pg(dsn, embedder, workspace=workspace, kg_chunk_pick_method=pick)
             await init_lightrag_pg(rag, dsn)
-            engine = QueryEngine(**stores, embedder=embedder, settings=parity_settings(pick))
+            engine = compose_engine(stores, embedder=embedder, settings=parity_settings(pick))
             try:
                 for mode in MODES:
                     lr_t: list[float] = []

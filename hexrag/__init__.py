@@ -2,13 +2,14 @@
 
 Quick start (everything in memory)::
 
-    from hexrag import QueryEngine, QueryParam, QueryScope
-    engine = QueryEngine(entities=..., relationships=..., chunks=..., graph=...,
-                         chunk_store=..., embedder=...)
+    from hexrag import QueryParam, QueryScope, compose_engine
+    engine = compose_engine({"entities": ..., "relationships": ..., "chunks": ...,
+                             "graph": ..., "chunk_store": ...}, embedder=...)
     data = await engine.query_data("Which CRM features does Acme ship?",
                                    QueryParam(mode="hybrid", scope=QueryScope(product_id="p1")))
 """
 
+from hexrag.bootstrap import compose_engine, open_stack
 from hexrag.config import StackConfig, build_engine, load_config
 from hexrag.core.engine import QueryEngine, QueryResult
 from hexrag.core.errors import (
@@ -56,5 +57,7 @@ __all__ = [
     "VectorRecord",
     "__version__",
     "build_engine",
+    "compose_engine",
     "load_config",
+    "open_stack",
 ]

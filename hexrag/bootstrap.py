@@ -1,4 +1,11 @@
-"""Open a stack from its description, for the commands that move and check data.
+"""The composition root: stores and models in, a :class:`QueryEngine` out.
+
+:func:`compose_engine` is the one place an engine is assembled from opened stores (a mapping
+with ``entities``, ``relationships``, ``chunks``, ``graph``, ``chunk_store`` and optionally
+``cache``, or an object with those attributes: a :class:`~hexrag.transfer.StackStores`, a
+working-directory stack) and models. Every front door uses it: the configuration builder
+(:func:`hexrag.config.build_stack`, which opens the adapters a stack TOML names), the CLI, the
+server, the demo, :mod:`hexrag.testing` and the benches.
 
 A *stack description* is either a stack TOML file (``*.toml``, see :mod:`hexrag.config`) or a
 LightRAG working directory. :func:`open_stack` turns one into a :class:`OpenedStack`: its
@@ -12,7 +19,7 @@ the one place that builds adapters from a configuration.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,9 +29,51 @@ from hexrag.core.errors import ConfigurationError, NotFound
 from hexrag.ports import Embedder
 from hexrag.transfer import StackStores
 
-__all__ = ["OpenedStack", "open_stack"]
+__all__ = ["STORE_ROLES", "OpenedStack", "compose_engine", "open_stack"]
 
 Progress = Callable[[str], None]
+
+STORE_ROLES = ("entities", "relationships", "chunks", "graph", "chunk_store")
+"""The stores every engine needs (``cache`` is optional)."""
+
+
+def compose_engine(
+    stores: Any,
+    *,
+    embedder: Embedder,
+    llm: Any = None,
+    reranker: Any = None,
+    cache: Any = None,
+    settings: Any = None,
+    corpus_version: Any = None,
+    store_cache: bool = True,
+) -> QueryEngine:
+    """A :class:`QueryEngine` over ``stores`` (see the module docstring) and the models.
+
+    ``cache`` defaults to the stores' own ``cache`` entry or attribute, when they have one
+    (``store_cache=False``: no cache unless ``cache`` is given).
+    Raises :class:`~hexrag.core.errors.ConfigurationError` naming any missing store.
+    """
+
+    def pick(name: str) -> Any:
+        if isinstance(stores, Mapping):
+            return stores.get(name)
+        return getattr(stores, name, None)
+
+    found = {name: pick(name) for name in STORE_ROLES}
+    missing = [name for name, store in found.items() if store is None]
+    if missing:
+        raise ConfigurationError(f"cannot compose an engine: no {', '.join(missing)} store")
+    if cache is None and store_cache:
+        cache = pick("cache")
+    kwargs: dict[str, Any] = {}
+    if settings is not None:
+        kwargs["settings"] = settings
+    if corpus_version is not None:
+        kwargs["corpus_version"] = corpus_version
+    return QueryEngine(
+        **found, embedder=embedder, llm=llm, reranker=reranker, cache=cache, **kwargs
+    )
 
 
 @dataclass
@@ -139,7 +188,7 @@ async def _open_workdir(
         **wd.engine_stores(),
         embedding_model=embedder.model_name if embedder is not None else None,
     )
-    engine = QueryEngine(**wd.engine_stores(), embedder=model)
+    engine = compose_engine(wd.engine_stores(), embedder=model, cache=None)
     return OpenedStack(
         description=str(path), stores=stores, engine=engine, workdir=path, workdir_stack=wd
     )

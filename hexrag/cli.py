@@ -317,7 +317,7 @@ async def _query(
     from pydantic import ValidationError
 
     from hexrag.adapters.workdir import load_workdir, resolve_workdir
-    from hexrag.core.engine import QueryEngine
+    from hexrag.bootstrap import compose_engine
     from hexrag.core.model import EngineSettings, QueryParam
     from hexrag.embedders import aresolve_embedder
 
@@ -352,7 +352,7 @@ async def _query(
             )
     if output == "answer":
         return await _answer_output(stack, model, settings, query, param, models, stream)
-    engine = QueryEngine(**stack.engine_stores(), embedder=model, settings=settings)
+    engine = compose_engine(stack, embedder=model, settings=settings)
     if output == "json":
         data = await engine.query_data(query, param)
         return json.dumps(data, ensure_ascii=False, indent=2)
@@ -414,14 +414,12 @@ async def _answer_output(
     stream: bool,
 ) -> str:
     """Answer ``query``; with ``stream`` print the pieces as they arrive and return ``""``."""
+    from hexrag.bootstrap import compose_engine
     from hexrag.config import build_llm
-    from hexrag.core.engine import QueryEngine
 
     llm = build_llm(models)
     try:
-        engine = QueryEngine(
-            **stack.engine_stores(), embedder=embedder, llm=llm, settings=settings
-        )
+        engine = compose_engine(stack, embedder=embedder, llm=llm, settings=settings)
         param = param.model_copy(
             update={"only_need_context": False, "only_need_prompt": False, "stream": stream}
         )
@@ -892,7 +890,7 @@ def migrate_command(
 
     async def go() -> dict[str, Any] | None:
         from hexrag.adapters.memory import HashingEmbedder
-        from hexrag.bootstrap import open_stack
+        from hexrag.bootstrap import compose_engine, open_stack
         from hexrag.embedders import aresolve_embedder
         from hexrag.transfer.migrate import migrate_stack, sample_queries, verify_migration
 
@@ -919,13 +917,9 @@ def migrate_command(
                         state_file.unlink(missing_ok=True)
                     if not (verify or verify_only) or model is not None:
                         return None
-                    from hexrag.core.engine import QueryEngine
-
+                    # no cache: both sides must compute every answer
                     engines = [
-                        QueryEngine(
-                            entities=s.entities, relationships=s.relationships, chunks=s.chunks,
-                            graph=s.graph, chunk_store=s.chunk_store, embedder=probe,
-                        )
+                        compose_engine(s, embedder=probe, store_cache=False)
                         for s in (src.stores, dst.stores)
                     ]
                     sample = (await sample_queries(src.stores, queries)) if queries else []

@@ -889,14 +889,17 @@ class _Builder:
         if cache is not None and config.corpus_versioning:
             version = CorpusVersion(cache)
             stores = track_writes(version, **stores)
-        engine = QueryEngine(
-            **stores,
+        from hexrag.bootstrap import compose_engine
+
+        engine = compose_engine(
+            stores,
             embedder=embedder,
             llm=llm,
             reranker=reranker,
             cache=cache,
             settings=self.settings,
             corpus_version=version,
+            store_cache=False,
         )
         return Stack(
             engine=engine, plan=plan, version=version, closers=self.closers,

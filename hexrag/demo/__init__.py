@@ -19,6 +19,7 @@ from hexrag.adapters.memory import (
     MemoryGraphStore,
     MemoryVectorIndex,
 )
+from hexrag.bootstrap import compose_engine
 from hexrag.core.engine import QueryEngine
 from hexrag.core.ids import entity_id, mdhash_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, Relation, VectorRecord
@@ -157,12 +158,14 @@ async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None =
             for r, v, text in zip(rels, vecs, rel_texts, strict=True)
         ]
     )
-    engine = QueryEngine(
-        entities=entities,
-        relationships=relationships,
-        chunks=chunk_index,
-        graph=graph,
-        chunk_store=chunk_store,
+    engine = compose_engine(
+        {
+            "entities": entities,
+            "relationships": relationships,
+            "chunks": chunk_index,
+            "graph": graph,
+            "chunk_store": chunk_store,
+        },
         embedder=embedder,
         cache=MemoryCache(),
         settings=settings or EngineSettings(),

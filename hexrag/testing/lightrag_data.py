@@ -1458,21 +1458,15 @@ async def open_hexrag(
 ) -> Any:
     """hexrag's ``QueryEngine`` on a LightRAG working directory, with parity settings."""
     from hexrag.adapters.workdir import load_workdir
-    from hexrag.core.engine import QueryEngine
+    from hexrag.bootstrap import compose_engine
 
     if settings is None:
         settings = parity_settings(kg_chunk_pick_method)
     stores = load_workdir(
         Path(path), embedder_dim=embedder.dim, cosine_threshold=settings.cosine_threshold
     )
-    return QueryEngine(
-        entities=stores.entities,
-        relationships=stores.relationships,
-        chunks=stores.chunks,
-        graph=stores.graph,
-        chunk_store=stores.chunk_store,
-        embedder=embedder,  # type: ignore[arg-type]
-        settings=settings,
+    return compose_engine(
+        stores, embedder=embedder, settings=settings, store_cache=False  # type: ignore[arg-type]
     )
 
 

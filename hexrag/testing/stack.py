@@ -125,17 +125,9 @@ class StackContract:
     async def _run(
         self, stack: dict[str, Any], embedder: Embedder, settings: EngineSettings
     ) -> dict[str, Any]:
-        from hexrag.core.engine import QueryEngine
+        from hexrag.bootstrap import compose_engine
 
-        engine = QueryEngine(
-            entities=stack["entities"],
-            relationships=stack["relationships"],
-            chunks=stack["chunks"],
-            graph=stack["graph"],
-            chunk_store=stack["chunk_store"],
-            embedder=embedder,
-            settings=settings,
-        )
+        engine = compose_engine(stack, embedder=embedder, settings=settings, store_cache=False)
         param = QueryParam(
             mode="hybrid", hl_keywords=[HL_KEYWORD], ll_keywords=[], enable_rerank=False
         )
