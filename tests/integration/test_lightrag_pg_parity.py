@@ -231,3 +231,127 @@ def test_the_llm_cache_is_shared_with_lightrag(world: World) -> None:
     assert {key, "hybrid:query:fedcba"} <= set(world.run(keys()))
     world.run(cache.delete_many([key, "hybrid:query:fedcba"]))
     assert world.run(cache.get_many([key])) == [None]
+
+
+class _Seed001Embedder:
+    """Hashing vectors, except that the canonical relation's content embeds as its keywords
+    (as seed 001's relation vector matched the query's high-level keywords)."""
+
+    def __init__(self, dim: int, keywords: str) -> None:
+        from hexrag.adapters.memory import HashingEmbedder
+
+        self._inner = HashingEmbedder(dim)
+        self._keywords = keywords
+        self.dim = dim
+        self.model_name = "seed001"
+
+    async def embed(self, texts: Any) -> Any:
+        return await self._inner.embed(
+            [self._keywords if t.startswith(self._keywords) else t for t in texts]
+        )
+
+
+def test_seed001_shape_on_rows_lightrag_wrote(world: World) -> None:
+    """Seed 001 on a deployment whose vector and chunk rows LightRAG 1.5.7's own PostgreSQL
+    classes wrote: the relation's chunk ids sit in LightRAG's ``character varying[]`` column
+    (``{chunk-…}`` read as text), the graph holds seed 001's 21 relations between one pair
+    (several edges per pair, as in the user's Neo4j; hexrag's PostgreSQL graph here, since no
+    Neo4j server runs on this machine). hybrid and mix with the chunk lookup return 100% of the
+    valid chunks; LightRAG's pair lookup shows its zero-chunk failure."""
+    from hexrag.adapters.postgres import PgGraphStore
+    from hexrag.adapters.postgres.lightrag_layout import (
+        LightRAGPgChunkStore,
+        LightRAGPgVectorIndex,
+        lightrag_vector_table,
+    )
+    from hexrag.bootstrap import compose_engine
+    from hexrag.core.ids import entity_id, relation_id
+    from hexrag.core.model import EngineSettings, Entity, QueryParam
+    from hexrag.testing import corpus
+    from hexrag.testing.lightrag_pg import init_lightrag_pg, make_lightrag_pg
+
+    ws, model = "lr_seed001", "seed001"
+    hl = "workflow automation integration"
+    valid = (corpus.SEED_001_CHUNK, "chunk-ops-10")
+    a, b = corpus.SEED_001_PAIR
+    fp = "product_id:n8n:category:automation:source:docs"
+    embedder = _Seed001Embedder(world.embedder.dim, hl)
+    rag = make_lightrag_pg(world.dsn, embedder, workspace=ws, model_name=model)
+    world.run(init_lightrag_pg(rag, world.dsn))
+    texts = {
+        valid[0]: "n8n's Airtable node reads and writes Airtable records in workflows.",
+        valid[1]: "Workflow automation: trigger n8n from Airtable webhooks.",
+    }
+
+    async def write() -> None:
+        chunks = {
+            cid: {"tokens": 10, "content": text, "chunk_order_index": i,
+                  "full_doc_id": "doc-n8n", "file_path": fp, "llm_cache_list": []}
+            for i, (cid, text) in enumerate(texts.items())
+        }
+        await rag.text_chunks.upsert(chunks)
+        await rag.chunks_vdb.upsert(chunks)
+        await rag.entities_vdb.upsert({
+            entity_id(n): {"entity_name": n, "content": f"{n}\n{n} tool", "source_id": "",
+                           "file_path": fp}
+            for n in (a, b)
+        })
+        await rag.relationships_vdb.upsert({
+            relation_id(a, b): {"src_id": a, "tgt_id": b,
+                                "content": f"{hl}\t{a}\n{b}\nintegration",
+                                "source_id": corpus.SEED_001_CHUNK, "file_path": fp}
+        })
+        for storage in (rag.text_chunks, rag.chunks_vdb, rag.entities_vdb,
+                        rag.relationships_vdb):
+            await storage.index_done_callback()
+
+    try:
+        world.run(write())
+    finally:
+        world.run(rag.finalize_storages())
+
+    table = lightrag_vector_table("relationships", model, embedder.dim)
+    raw = world.run(world.pool.fetchval(
+        f"SELECT chunk_ids::text FROM {table} WHERE workspace = $1 AND id = $2",
+        ws, relation_id(a, b),
+    ))
+    assert raw == "{" + corpus.SEED_001_CHUNK + "}", raw  # seed 001's array text
+
+    graph = PgGraphStore(world.pool, table_prefix="lrs001")
+    data_entities = [
+        Entity(name=n, entity_type="software", description=f"{n} tool") for n in (a, b)
+    ]
+
+    async def fill_graph() -> None:
+        await graph.upsert_nodes(data_entities)
+        await graph.upsert_edges(corpus.seed001_relations())
+
+    world.run(fill_graph())
+    assert world.run(graph.count_edges()) == 21
+    stores = {
+        ns: LightRAGPgVectorIndex(world.pool, namespace=ns, dim=embedder.dim,  # type: ignore[arg-type]
+                                  workspace=ws, model_name=model)
+        for ns in ("entities", "relationships", "chunks")
+    }
+    stores["graph"] = graph
+    stores["chunk_store"] = LightRAGPgChunkStore(world.pool, workspace=ws)
+    for lookup in ("chunk", "pair"):
+        for mode in ("hybrid", "mix"):
+            engine = compose_engine(
+                stores, embedder=embedder,  # type: ignore[arg-type]
+                settings=EngineSettings(relation_lookup={mode: lookup}),
+            )
+            param = QueryParam(mode=mode, hl_keywords=[hl], ll_keywords=[],  # type: ignore[arg-type]
+                               enable_rerank=False)
+            result = world.run(engine.query_data("How does n8n work with Airtable?", param))
+            assert result["status"] == "success", result
+            info = result["metadata"]["processing_info"]
+            kg_chunks = [c["chunk_id"] for c in result["data"]["chunks"]]
+            if lookup == "chunk":
+                assert sorted(kg_chunks) == sorted(valid), (mode, kg_chunks)
+                assert info["relations_resolved_by_chunk"] == 1, info
+                assert info["missing_chunk_count"] == 0, info
+            elif mode == "hybrid":
+                assert kg_chunks == [], kg_chunks  # LightRAG's zero-chunk failure
+                assert info["relations_resolved_by_pair"] >= 1, info
+                assert info["missing_chunk_count"] > 0, info

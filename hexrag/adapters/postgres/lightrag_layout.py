@@ -223,8 +223,9 @@ class LightRAGPgVectorIndex(_LightRAGPg):
         )
 
     async def _vector_fetch(self, action: str, sql: str, *args: Any) -> list[Any]:
-        # vectors travel as pgvector's text form: no per-connection codec registration (a
-        # type lookup, one more round trip) on the query path
+        # stored vectors are read as real[] (asyncpg decodes float4 arrays in binary, exact
+        # float32) and query vectors sent in pgvector's text form: no per-connection codec
+        # registration (a type lookup, one more round trip) on the query path
         return await self._fetch(action, sql, *args)
 
     async def query(
@@ -276,7 +277,7 @@ class LightRAGPgVectorIndex(_LightRAGPg):
             return []
         rows = await self._vector_fetch(
             f"reading {self._name}",
-            f"SELECT {self._columns}, content_vector::text AS content_vector FROM {self._table} "
+            f"SELECT {self._columns}, content_vector::real[] AS content_vector FROM {self._table} "
             "WHERE workspace = $1 AND id = ANY($2::text[])",
             self._workspace,
             wanted,
@@ -294,7 +295,7 @@ class LightRAGPgVectorIndex(_LightRAGPg):
             return {}
         rows = await self._vector_fetch(
             f"reading vectors of {self._name}",
-            f"SELECT id, content_vector::text AS content_vector FROM {self._table} "
+            f"SELECT id, content_vector::real[] AS content_vector FROM {self._table} "
             "WHERE workspace = $1 AND id = ANY($2::text[])",
             self._workspace,
             wanted,
@@ -319,7 +320,7 @@ class LightRAGPgVectorIndex(_LightRAGPg):
         check_scan_limit(limit)
         rows = await self._vector_fetch(
             f"scanning {self._name}",
-            f"""SELECT {self._columns}, content_vector::text AS content_vector FROM {self._table}
+            f"""SELECT {self._columns}, content_vector::real[] AS content_vector FROM {self._table}
                 WHERE workspace = $1 AND ($2::text IS NULL OR id > $2::text)
                 ORDER BY id LIMIT $3""",
             self._workspace,
