@@ -97,12 +97,27 @@ def _int_or_none(value: Any) -> int | None:
 
 
 def _vec(value: Any) -> np.ndarray:
-    """A ``vector`` column value (pgvector's codec object, a list or text) as float32."""
+    """A ``vector`` column value as float32: pgvector's binary form (``vector_send``: int16
+    dimension, int16 unused, big-endian float4 values), its codec object, a list or text."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return np.frombuffer(value, dtype=">f4", offset=4).astype(np.float32)
     if hasattr(value, "to_numpy"):
         value = value.to_numpy()
     elif isinstance(value, str):
         value = json.loads(value)
     return np.asarray(value, dtype=np.float32)
+
+
+def _vecs(values: list[Any]) -> list[np.ndarray]:
+    """:func:`_vec` of many ``vector_send`` values at once (one decode when all have one
+    dimension: each 4-byte header takes one float4 slot of the joined buffer)."""
+    if not values:
+        return []
+    if all(isinstance(v, bytes) for v in values) and len({len(v) for v in values}) == 1:
+        width = len(values[0]) // 4
+        matrix = np.frombuffer(b"".join(values), dtype=">f4").reshape(len(values), width)
+        return list(matrix[:, 1:].astype(np.float32))
+    return [_vec(v) for v in values]
 
 
 def _vector_text(vec: np.ndarray) -> str:
@@ -223,9 +238,9 @@ class LightRAGPgVectorIndex(_LightRAGPg):
         )
 
     async def _vector_fetch(self, action: str, sql: str, *args: Any) -> list[Any]:
-        # stored vectors are read as real[] (asyncpg decodes float4 arrays in binary, exact
-        # float32) and query vectors sent in pgvector's text form: no per-connection codec
-        # registration (a type lookup, one more round trip) on the query path
+        # stored vectors are read in pgvector's binary form (vector_send: no float-to-text on
+        # the server, one numpy decode here) and query vectors sent in its text form: no
+        # per-connection codec registration (a type lookup, one more round trip)
         return await self._fetch(action, sql, *args)
 
     async def query(
@@ -277,8 +292,8 @@ class LightRAGPgVectorIndex(_LightRAGPg):
             return []
         rows = await self._vector_fetch(
             f"reading {self._name}",
-            f"SELECT {self._columns}, content_vector::real[] AS content_vector FROM {self._table} "
-            "WHERE workspace = $1 AND id = ANY($2::text[])",
+            f"SELECT {self._columns}, vector_send(content_vector) AS content_vector "
+            f"FROM {self._table} WHERE workspace = $1 AND id = ANY($2::text[])",
             self._workspace,
             wanted,
         )
@@ -295,12 +310,13 @@ class LightRAGPgVectorIndex(_LightRAGPg):
             return {}
         rows = await self._vector_fetch(
             f"reading vectors of {self._name}",
-            f"SELECT id, content_vector::real[] AS content_vector FROM {self._table} "
+            f"SELECT id, vector_send(content_vector) AS content_vector FROM {self._table} "
             "WHERE workspace = $1 AND id = ANY($2::text[])",
             self._workspace,
             wanted,
         )
-        found = {r["id"]: _vec(r["content_vector"]) for r in rows}
+        found = dict(zip((r["id"] for r in rows), _vecs([r["content_vector"] for r in rows]),
+                         strict=True))
         return {i: found[i] for i in wanted if i in found}
 
     async def count(self) -> int:
@@ -320,8 +336,8 @@ class LightRAGPgVectorIndex(_LightRAGPg):
         check_scan_limit(limit)
         rows = await self._vector_fetch(
             f"scanning {self._name}",
-            f"""SELECT {self._columns}, content_vector::real[] AS content_vector FROM {self._table}
-                WHERE workspace = $1 AND ($2::text IS NULL OR id > $2::text)
+            f"""SELECT {self._columns}, vector_send(content_vector) AS content_vector
+                FROM {self._table} WHERE workspace = $1 AND ($2::text IS NULL OR id > $2::text)
                 ORDER BY id LIMIT $3""",
             self._workspace,
             cursor,
@@ -426,10 +442,11 @@ def _chunk_record(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+# empty JSONB values come back as NULL (read as the empty value without parsing)
 _CHUNK_COLUMNS = """id, tokens, COALESCE(content, '') AS content, chunk_order_index, full_doc_id,
-    file_path, COALESCE(llm_cache_list, '[]'::jsonb)::text AS llm_cache_list,
-    COALESCE(heading, '{}'::jsonb)::text AS heading,
-    COALESCE(sidecar, '{}'::jsonb)::text AS sidecar,
+    file_path, NULLIF(llm_cache_list, '[]'::jsonb)::text AS llm_cache_list,
+    NULLIF(heading, '{}'::jsonb)::text AS heading,
+    NULLIF(sidecar, '{}'::jsonb)::text AS sidecar,
     EXTRACT(EPOCH FROM create_time)::BIGINT AS create_time,
     EXTRACT(EPOCH FROM update_time)::BIGINT AS update_time"""
 

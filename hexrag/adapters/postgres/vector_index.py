@@ -388,10 +388,15 @@ class PgVectorIndex(PgAdapter):
             return {}
         rows = await self._fetch(
             f"reading {len(wanted)} vectors from {self._table}",
-            f"SELECT id, vector::real[] AS vector FROM {self._table} WHERE id = ANY($1::text[])",
+            f"SELECT id, vector_send(vector) AS vector FROM {self._table} "
+            "WHERE id = ANY($1::text[])",
             wanted,
         )
-        found = {row["id"]: np.asarray(row["vector"], dtype=np.float32) for row in rows}
+        # pgvector's binary form: int16 dimension, int16 unused, big-endian float4 values
+        found = {
+            row["id"]: np.frombuffer(row["vector"], dtype=">f4", offset=4).astype(np.float32)
+            for row in rows
+        }
         return {i: found[i] for i in wanted if i in found}
 
     async def count(self) -> int:
