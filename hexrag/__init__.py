@@ -9,6 +9,8 @@ Quick start (everything in memory)::
                                    QueryParam(mode="hybrid", scope=QueryScope(product_id="p1")))
 """
 
+# the default tokenizer (tiktoken's o200k_base, offline) registers itself with the core
+import hexrag.adapters.tiktoken_offline  # noqa: F401  (import for its registration)
 from hexrag.bootstrap import compose_engine, open_stack
 from hexrag.config import StackConfig, build_engine, load_config
 from hexrag.core.engine import QueryEngine, QueryResult

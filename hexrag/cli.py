@@ -318,12 +318,12 @@ async def _query(
 
     from hexrag.adapters.workdir import load_workdir, resolve_workdir
     from hexrag.bootstrap import compose_engine
-    from hexrag.core.model import EngineSettings, QueryParam
     from hexrag.embedders import aresolve_embedder
+    from hexrag.env import engine_settings, query_param
 
     try:
-        param = QueryParam(**param_fields)
-        settings = EngineSettings(**settings_fields)
+        param = query_param(**param_fields)
+        settings = engine_settings(**settings_fields)
     except ValidationError as exc:
         raise InvalidQuery(_validation_message(exc)) from None
     resolve_workdir(workdir, workspace)  # a missing directory fails before any model loads

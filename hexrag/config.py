@@ -625,7 +625,9 @@ class StackConfig(BaseSettings):
                 f"{', '.join(sorted(EngineSettings.model_fields))}"
             )
         try:
-            return EngineSettings(**self.settings)
+            from hexrag.env import engine_settings
+
+            return engine_settings(**self.settings)
         except ValidationError as exc:
             raise ConfigurationError("settings: " + _readable(exc)) from None
 

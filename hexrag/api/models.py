@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from hexrag.core.model import QueryParam, QueryScope
 from hexrag.core.validation import MIN_RAG_QUERY_WEIGHT, TOO_SHORT_MESSAGE, rag_query_weight
+from hexrag.env import query_param
 
 __all__ = ["QueryDataResponse", "QueryRequest", "QueryResponse", "ScopeModel"]
 
@@ -185,7 +186,7 @@ class QueryRequest(BaseModel):
                 *SCOPE_FIELDS,
             },
         )
-        param = QueryParam(**data, stream=stream)
+        param = query_param(**data, stream=stream)
         if self.scope is not None:
             param.scope = self.scope.to_scope()
         return param

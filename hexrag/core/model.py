@@ -14,7 +14,6 @@ environment variables (``TOP_K``, ``CHUNK_TOP_K``, ...) when a ``QueryParam`` is
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -28,7 +27,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hexrag.core.errors import InvalidQuery, InvalidScope
 
@@ -238,27 +236,26 @@ class QueryScope(BaseModel):
 # --------------------------------------------------------------------------------------
 
 
-def _env_int(key: str, default: int) -> int:
-    """LightRAG's ``get_env_value(key, default, int)``: the default on absence or bad input."""
-    raw = os.getenv(key)
-    if raw is None:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        return default
-
-
-def _env_rerank_default() -> bool:
-    # LightRAG compares the raw string, not get_env_value's bool parse.
-    return os.getenv("RERANK_BY_DEFAULT", "true").lower() == "true"
+#: LightRAG 1.5.7's defaults of the per-query values it reads from the environment
+#: (``TOP_K``, ``CHUNK_TOP_K``, ``MAX_ENTITY_TOKENS``, ``MAX_RELATION_TOKENS``,
+#: ``MAX_TOTAL_TOKENS``, ``RERANK_BY_DEFAULT``). The core never reads the environment:
+#: :func:`hexrag.env.query_param` applies those variables, as LightRAG does.
+QUERY_DEFAULTS: dict[str, Any] = {
+    "top_k": 40,
+    "chunk_top_k": 20,
+    "max_entity_tokens": 6000,
+    "max_relation_tokens": 8000,
+    "max_total_tokens": 30000,
+    "enable_rerank": True,
+}
 
 
 class QueryParam(BaseModel):
     """Per-query parameters, with LightRAG 1.5.7's names and defaults.
 
-    Defaults marked *env* read LightRAG's variable when the ``QueryParam`` is created
-    (LightRAG reads them once at import). ``scope`` and ``include_references`` are carried to
+    Defaults are LightRAG's (:data:`QUERY_DEFAULTS`); the core reads no environment:
+    :func:`hexrag.env.query_param` builds one with LightRAG's variables (``TOP_K``, ...)
+    applied, as the API and the CLI do. ``scope`` and ``include_references`` are carried to
     the API; the core ignores ``include_references`` exactly like LightRAG.
     """
 
@@ -269,21 +266,17 @@ class QueryParam(BaseModel):
     only_need_prompt: bool = False
     response_type: str | None = "Multiple Paragraphs"
     stream: bool = False
-    top_k: int = Field(default_factory=lambda: _env_int("TOP_K", 40), ge=1)
-    chunk_top_k: int = Field(default_factory=lambda: _env_int("CHUNK_TOP_K", 20), ge=1)
-    max_entity_tokens: int = Field(
-        default_factory=lambda: _env_int("MAX_ENTITY_TOKENS", 6000), ge=0
-    )
-    max_relation_tokens: int = Field(
-        default_factory=lambda: _env_int("MAX_RELATION_TOKENS", 8000), ge=0
-    )
-    max_total_tokens: int = Field(default_factory=lambda: _env_int("MAX_TOTAL_TOKENS", 30000), ge=0)
+    top_k: int = Field(default=QUERY_DEFAULTS["top_k"], ge=1)
+    chunk_top_k: int = Field(default=QUERY_DEFAULTS["chunk_top_k"], ge=1)
+    max_entity_tokens: int = Field(default=QUERY_DEFAULTS["max_entity_tokens"], ge=0)
+    max_relation_tokens: int = Field(default=QUERY_DEFAULTS["max_relation_tokens"], ge=0)
+    max_total_tokens: int = Field(default=QUERY_DEFAULTS["max_total_tokens"], ge=0)
     hl_keywords: list[str] = Field(default_factory=list)
     ll_keywords: list[str] = Field(default_factory=list)
     conversation_history: list[dict[str, Any]] = Field(default_factory=list)
     history_turns: int = Field(default=3, ge=0)
     user_prompt: str | None = None
-    enable_rerank: bool = Field(default_factory=_env_rerank_default)
+    enable_rerank: bool = QUERY_DEFAULTS["enable_rerank"]
     include_references: bool = False
     disable_user_prompt_prefix: bool = False
     scope: QueryScope | None = None
@@ -325,8 +318,11 @@ def _parse_bool(raw: str) -> bool:
     return raw.strip().lower() in ("true", "1", "yes", "t", "on")
 
 
-class EngineSettings(BaseSettings):
-    """Engine-wide settings; environment variables use LightRAG's names.
+class EngineSettings(BaseModel):
+    """Engine-wide settings, with LightRAG's names as aliases (``KG_CHUNK_PICK_METHOD``...).
+
+    The core reads no environment: :func:`hexrag.env.engine_settings` builds one from
+    LightRAG's variables (what a stack TOML, the CLI and the server use).
 
     ``relation_lookup`` chooses, per KG mode, how relation vector hits become graph edges:
     ``"chunk"`` (hexrag: the edge(s) carrying the hit's own chunk ids, seed 001) or
@@ -334,7 +330,7 @@ class EngineSettings(BaseSettings):
     ``HEXRAG_RELATION_LOOKUP`` takes JSON, e.g. ``{"hybrid": "pair"}``.
     """
 
-    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     kg_chunk_pick_method: ChunkPickMethod = Field(
         default="VECTOR", validation_alias="KG_CHUNK_PICK_METHOD"

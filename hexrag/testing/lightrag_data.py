@@ -845,7 +845,7 @@ def register_offline_tiktoken() -> None:
     """
     import tiktoken.registry
 
-    from hexrag.core.tokenizer import load_encoding
+    from hexrag.adapters.tiktoken_offline import load_encoding
 
     if "o200k_base" not in tiktoken.registry.ENCODINGS:
         tiktoken.registry.ENCODINGS["o200k_base"] = load_encoding("o200k_base")

@@ -14,13 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hexrag.core import tokenizer as tk
+from hexrag.adapters import tiktoken_offline as tk
+from hexrag.adapters.tiktoken_offline import TiktokenTokenizer, default_tokenizer, load_encoding
+from hexrag.core import tokenizer as core_tk
 from hexrag.core.tokenizer import (
-    TiktokenTokenizer,
     TokenBudgetError,
     count_tokens,
-    default_tokenizer,
-    load_encoding,
     truncate_by_token_limit,
     truncate_list_by_token_size,
 )
@@ -438,7 +437,7 @@ def test_loads_offline_with_an_empty_tiktoken_cache(tmp_path: Path) -> None:
     code = (
         _NO_NETWORK_PRELUDE
         + """
-from hexrag.core.tokenizer import TiktokenTokenizer
+from hexrag.adapters.tiktoken_offline import TiktokenTokenizer
 tok = TiktokenTokenizer()
 assert tok.encode("hello world") == [24912, 2375], tok.encode("hello world")
 print("ok")
@@ -535,7 +534,7 @@ _REALISTIC = [
 @given(text=st.one_of(fragments, st.sampled_from(_REALISTIC), st.text(max_size=60)))
 def test_fast_counter_equals_tiktoken(text: str) -> None:
     """bpe-openai's counts equal ``len(encode_ordinary)`` for o200k_base and cl100k_base."""
-    if tk._SURROGATE.search(text):
+    if core_tk._SURROGATE.search(text):
         return  # never given to the counter (tiktoken handles lone surrogates)
     for name in ("o200k_base", "cl100k_base"):
         counter = tk.fast_counter(name)
@@ -554,12 +553,12 @@ def test_tiktoken_only_counting_gives_the_same_results(
     assert slow._count is not fast._count
     budget = data.draw(st.integers(min_value=1, max_value=200))
     tk.clear_token_caches()
-    a = tk.truncate_list_by_token_size(rendered, "\n", budget, slow)
+    a = core_tk.truncate_list_by_token_size(rendered, "\n", budget, slow)
     tk.clear_token_caches()
-    b = tk.truncate_list_by_token_size(rendered, "\n", budget, fast)
+    b = core_tk.truncate_list_by_token_size(rendered, "\n", budget, fast)
     assert a == b
     text = "\n".join(rendered)
-    if not tk._SURROGATE.search(text):
+    if not core_tk._SURROGATE.search(text):
         tk.clear_token_caches()
         assert slow.count_tokens(text) == len(ref_encode(text))
 
@@ -575,7 +574,7 @@ def test_lines_tokens_and_the_fitting_fast_path(rows: list[str], data: st.DataOb
     tk.clear_token_caches()
     tok = tk.default_tokenizer()
     text = "\n".join(rows)
-    if tk._SURROGATE.search(text):
+    if core_tk._SURROGATE.search(text):
         assert tk.lines_tokens(rows, tok) is None
         return
     total = len(ref_encode(text))
@@ -599,9 +598,9 @@ def test_lines_tokens_and_the_fitting_fast_path(rows: list[str], data: st.DataOb
 @settings(max_examples=300, deadline=None)
 def test_surrogate_check_matches_a_regex_scan(text: str) -> None:
     """The UTF-16 check finds a lone surrogate exactly when the regex scan does."""
-    assert tk._has_surrogate(text) == (tk._SURROGATE.search(text) is not None)
-    assert tk._has_surrogate(text + "\ud800")
-    assert tk._has_surrogate("\udfff" + text)
+    assert core_tk._has_surrogate(text) == (core_tk._SURROGATE.search(text) is not None)
+    assert core_tk._has_surrogate(text + "\ud800")
+    assert core_tk._has_surrogate("\udfff" + text)
 
 
 @pytest.mark.parametrize("fast", [True, False])

@@ -6,6 +6,10 @@ the mapping can be unit-tested with real driver exception objects.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from hexrag.core.errors import (
     BackendError,
     BackendTimeout,
@@ -136,3 +140,21 @@ def translate(
             backend=BACKEND,
         )
     return BackendError(f"{context} failed unexpectedly: {exc!r}", backend=BACKEND)
+
+
+@contextmanager
+def translate_errors(
+    action: str, *, collection: str = "?", where: str = "Milvus", timeout: float | None = None
+) -> Iterator[None]:
+    """Re-raise driver exceptions raised inside the block as hexrag errors (:func:`translate`);
+    hexrag errors and cancellation pass through."""
+    try:
+        yield
+    except HexragError:
+        raise
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        raise translate(
+            exc, action=action, collection=collection, where=where, timeout=timeout
+        ) from exc

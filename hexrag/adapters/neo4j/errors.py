@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -67,3 +68,9 @@ def translate_errors(action: str) -> Iterator[None]:
         raise
     except (nexc.Neo4jError, nexc.DriverError, OSError) as exc:
         raise translate_error(exc, action) from exc
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # any other driver failure (GqlError, ...) is a backend error
+        if type(exc).__module__.startswith("neo4j"):
+            raise BackendError(f"neo4j: {action} failed: {exc!r}", backend=BACKEND) from exc
+        raise

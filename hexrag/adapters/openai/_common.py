@@ -12,7 +12,8 @@ import email.utils
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -38,8 +39,11 @@ _PERMANENT_429_CODES = frozenset({"insufficient_quota", "budget_exceeded"})
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
-class MalformedResponse(Exception):
+class MalformedResponse(BackendError):
     """The server answered 2xx with a body that is not a valid response (retryable)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, backend=BACKEND)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,8 +134,8 @@ def is_retryable(exc: BaseException) -> bool:
     """429 (but not a spent quota), 408/409, 5xx, connection errors, timeouts, bad bodies."""
     if isinstance(exc, (openai.APIConnectionError, MalformedResponse)):
         return True
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, openai.APIStatusError) and isinstance(status, int):
         if status == 429:
             return _error_code(exc) not in _PERMANENT_429_CODES
         return status in _RETRYABLE_STATUS or status >= 500
@@ -150,7 +154,7 @@ def retry_after_of(exc: BaseException) -> float | None:
 
 def describe(exc: BaseException) -> str:
     """A short description of a driver exception for logs and messages."""
-    if isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, openai.APIStatusError) and hasattr(exc, "status_code"):
         return f"HTTP {exc.status_code}: {_server_message(exc)}"
     if isinstance(exc, openai.APITimeoutError):
         return "timeout"
@@ -231,8 +235,8 @@ def map_error(exc: BaseException, endpoint: Endpoint, what: str) -> HexragError:
             f"{ep.model!r}; check {ep.model_var} and that {ep.base_url_var} is the API root "
             f"(usually ending in /v1)"
         )
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, openai.APIStatusError) and isinstance(status, int):
         if status == 429:
             return BackendUnavailable(
                 f"openai: {where} is rate limiting {what}{tries} ({describe(exc)}); lower the "
@@ -260,6 +264,28 @@ def map_error(exc: BaseException, endpoint: Endpoint, what: str) -> HexragError:
             f"openai: {where} sent a malformed {what} response{tries}: {exc}", backend=BACKEND
         )
     return BackendError(f"openai: {what} at {where} failed: {describe(exc)}", backend=BACKEND)
+
+
+@contextmanager
+def translate_errors(endpoint: Endpoint, what: str) -> Iterator[None]:
+    """Re-raise the driver's (``openai``, ``httpx``) and OS exceptions raised inside the block
+    as hexrag errors (:func:`map_error`; what it does not know is a :class:`BackendError`);
+    hexrag errors (other than :class:`MalformedResponse`, mapped with its context), our own
+    bugs and cancellation pass through."""
+    try:
+        yield
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        if isinstance(exc, HexragError) and not isinstance(exc, MalformedResponse):
+            raise
+        if (
+            is_driver_error(exc)
+            or type(exc).__module__.startswith(("openai", "httpx"))
+            or isinstance(exc, OSError)
+        ):
+            raise map_error(exc, endpoint, what) from exc
+        raise
 
 
 def _is_timeout(exc: BaseException) -> bool:

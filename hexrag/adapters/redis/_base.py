@@ -67,6 +67,10 @@ def translate_errors(action: str) -> Iterator[None]:
         ) from exc
     except rexc.RedisError as exc:
         raise BackendError(f"redis: {action} failed: {exc}", backend=BACKEND) from exc
+    except Exception as exc:  # redis-py's classes outside RedisError (cluster, pipeline...)
+        if type(exc).__module__.startswith("redis"):
+            raise BackendError(f"redis: {action} failed: {exc!r}", backend=BACKEND) from exc
+        raise
 
 
 class RedisNamespace:
