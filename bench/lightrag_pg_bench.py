@@ -34,7 +34,7 @@ for p in (REPO, REPO / "bench"):
 
 from parity_bench import SIZES, _spec  # noqa: E402
 
-from hexrag.testing.lightrag_data import (  # noqa: E402
+from hexrag.devtools.lightrag_data import (  # noqa: E402
     diff_query_data,
     generate_dataset,
     hexrag_query_data,
@@ -67,7 +67,7 @@ async def run(dsn: str, size: str, n_queries: int) -> list[dict[str, Any]]:
     from hexrag.adapters.postgres import create_pool
     from hexrag.adapters.postgres.lightrag_layout import open_lightrag_pg_stores
     from hexrag.bootstrap import compose_engine
-    from hexrag.testing.lightrag_pg import (
+    from hexrag.devtools.lightrag_pg import (
         MODEL_NAME,
         init_lightrag_pg,
         make_lightrag_pg,

@@ -101,7 +101,7 @@ class Server:
 def _payloads(workdir: Path, n: int = 24) -> list[dict[str, Any]]:
     from parity_bench import _spec
 
-    from hexrag.testing.lightrag_data import generate_dataset, keyword_queries
+    from hexrag.devtools.lightrag_data import generate_dataset, keyword_queries
 
     queries = keyword_queries(generate_dataset(_spec("1k")), n)
     return [

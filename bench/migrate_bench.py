@@ -69,7 +69,7 @@ def _stores(stack: Any, model: str) -> Any:
 
 def _source(workdir: Path) -> tuple[Any, float]:
     from hexrag.adapters.workdir import load_workdir
-    from hexrag.testing.lightrag_data import parity_embedder
+    from hexrag.devtools.lightrag_data import parity_embedder
 
     embedder = parity_embedder(DIM)
     t0 = time.perf_counter()

@@ -1,7 +1,7 @@
 """Context-build latency: LightRAG 1.5.7 vs hexrag on the same working directories.
 
 For each size (about 1k, 10k and 100k entities, twice as many relations) the script builds a
-seeded dataset (``hexrag.testing.lightrag_data``), writes it once into a genuine LightRAG
+seeded dataset (``hexrag.devtools.lightrag_data``), writes it once into a genuine LightRAG
 working directory (cached in ``bench/data/``), and then, in one run:
 
 * times LightRAG's ``aquery_data`` and hexrag's ``query_data`` (context build only: no LLM,
@@ -48,7 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from hexrag.testing.lightrag_data import (  # noqa: E402
+from hexrag.devtools.lightrag_data import (  # noqa: E402
     GENERATOR_VERSION,
     DatasetSpec,
     KeywordQuery,

@@ -8,10 +8,13 @@ How a backend opts in
 
 Write a small subclass named ``Test*`` in your test tree and override **one** fixture. The
 fixture must give a fresh, empty store in its own namespace (collection / table prefix / key
-prefix / label) and clean it up at teardown. It may be a sync or an async (``async def``)
-fixture. Every contract test is an ``async def``: hexrag runs pytest-asyncio in ``auto`` mode;
-in *strict* mode put ``pytestmark = pytest.mark.asyncio`` on your subclass and decorate async
-fixtures with ``@pytest_asyncio.fixture``.
+prefix / label) and clean it up at teardown. It may be a sync or an ``async def`` fixture
+with a plain ``@pytest.fixture``. Every contract test is an ``async def``; hexrag's pytest plugin
+(the ``pytest11`` entry point :mod:`hexrag.testing.plugin`, active wherever hexrag is installed)
+has pytest-asyncio run them and your async fixture in any mode, *strict* included: no marker,
+no ``asyncio_mode`` and no ``pytest_asyncio`` import are needed (pytest-asyncio must be
+installed). Every class also carries ``test_no_overrides_DO_NOT_OVERRIDE``, which fails when a
+subclass overrides an inherited contract test other than as a strict, explained xfail.
 
 ==========================  ===========================  ==================================
 base class                  fixture to override          capability flags (class attributes)

@@ -8,6 +8,7 @@ import pytest
 
 from hexrag.core.oracle import json_roundtrip
 from hexrag.ports import Cache, ScansCache
+from hexrag.testing._guard import ContractGuard
 from hexrag.testing.scan import check_resume_after_writes, check_scan_basics, collect
 
 _ENTRIES: dict[str, dict[str, Any]] = {
@@ -27,7 +28,7 @@ _ENTRIES: dict[str, dict[str, Any]] = {
 }
 
 
-class CacheContract:
+class CacheContract(ContractGuard):
     """Subclass in a ``Test*`` class and override the ``cache`` fixture.
 
     The fixture yields a **fresh, empty** cache. With ``isolates_namespaces`` on (default),

@@ -10,10 +10,11 @@ import pytest
 from hexrag.core.model import Chunk
 from hexrag.ports import ChunkStore, ScansChunks
 from hexrag.testing import corpus
+from hexrag.testing._guard import ContractGuard
 from hexrag.testing.scan import check_resume_after_writes, check_scan_basics, collect
 
 
-class ChunkStoreContract:
+class ChunkStoreContract(ContractGuard):
     """Subclass in a ``Test*`` class and override the ``chunk_store`` fixture.
 
     The fixture yields a **fresh, empty** store in its own namespace and cleans it up.

@@ -11,6 +11,7 @@ from hexrag.core.model import Entity, Relation
 from hexrag.core.oracle import GraphOracle
 from hexrag.ports import GraphStore, ScansGraph
 from hexrag.testing import corpus
+from hexrag.testing._guard import ContractGuard
 from hexrag.testing.scan import check_resume_after_writes, check_scan_basics, collect
 
 
@@ -18,7 +19,7 @@ def _ids(relations: list[Relation]) -> list[str]:
     return [r.id for r in relations]
 
 
-class GraphStoreContract:
+class GraphStoreContract(ContractGuard):
     """Subclass in a ``Test*`` class and override the ``graph_store`` fixture.
 
     The fixture yields a **fresh, empty** store in its own namespace (label / graph / table

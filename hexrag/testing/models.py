@@ -14,12 +14,13 @@ import pytest
 from hexrag.core.model import RerankResult
 from hexrag.core.oracle import cosine
 from hexrag.ports import LLM, Embedder, Reranker
+from hexrag.testing._guard import ContractGuard
 from hexrag.testing.corpus import NASTY_STRINGS
 
 _TEXTS = ["Airtable connects to n8n.", "quantum chromodynamics lecture", "中文内容 🚀", ""]
 
 
-class EmbedderContract:
+class EmbedderContract(ContractGuard):
     """Subclass in a ``Test*`` class and override the ``embedder`` fixture."""
 
     exact_determinism: bool = True
@@ -77,7 +78,7 @@ class EmbedderContract:
         assert cosine(out[0], out[1]) < 0.999
 
 
-class RerankerContract:
+class RerankerContract(ContractGuard):
     """Subclass in a ``Test*`` class and override the ``reranker`` fixture."""
 
     best_first: bool = True
@@ -136,7 +137,7 @@ class RerankerContract:
         assert await reranker.rerank("anything", []) == []
 
 
-class LLMContract:
+class LLMContract(ContractGuard):
     """Subclass in a ``Test*`` class and override the ``llm`` fixture."""
 
     supports_json_mode: bool = True

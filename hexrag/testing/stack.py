@@ -18,6 +18,7 @@ from hexrag.core.ids import entity_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, QueryParam, VectorRecord
 from hexrag.ports import ChunkStore, Embedder, GraphStore, VectorIndex
 from hexrag.testing import corpus
+from hexrag.testing._guard import ContractGuard
 
 STACK_KEYS = ("entities", "relationships", "chunks", "graph", "chunk_store")
 
@@ -25,7 +26,7 @@ HL_KEYWORD = "workflow automation integration"
 QUERY = "How does n8n work with Airtable?"
 
 
-class StackContract:
+class StackContract(ContractGuard):
     """Subclass in a ``Test*`` class and override the ``stack`` fixture.
 
     ``stack`` yields a dict of fresh, empty stores: ``"entities"``, ``"relationships"``,

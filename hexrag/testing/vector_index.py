@@ -18,6 +18,7 @@ from hexrag.core.pick import score_ids
 from hexrag.core.scope import prefilter_match
 from hexrag.ports import ScansVectorIndex, ScoresIds, VectorIndex
 from hexrag.testing import corpus
+from hexrag.testing._guard import ContractGuard
 from hexrag.testing._helpers import assert_same_record, check_hits, resolve
 from hexrag.testing.scan import check_resume_after_writes, check_scan_basics, collect
 
@@ -42,7 +43,7 @@ def _basis(dim: int, *weights: tuple[int, float]) -> np.ndarray:
     return v
 
 
-class VectorIndexContract:
+class VectorIndexContract(ContractGuard):
     """Subclass in a ``Test*`` class and override the ``vector_index_factory`` fixture.
 
     The factory returns a **fresh, empty** index each call (use a unique collection / table /

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from hexrag.devtools.lightrag_data import require_lightrag
 from hexrag.testing import ChunkStoreContract, GraphStoreContract, VectorIndexContract
-from hexrag.testing.lightrag_data import require_lightrag
 from tests.services.postgres import pg_dsn, pg_pool  # noqa: F401
 
 pytestmark = [pytest.mark.backend("postgres"), pytest.mark.parity]
@@ -33,7 +33,7 @@ def _lightrag_tables(dsn: str) -> None:
     if dsn in _READY:
         return
     from hexrag.adapters.memory import HashingEmbedder
-    from hexrag.testing.lightrag_pg import init_lightrag_pg, make_lightrag_pg
+    from hexrag.devtools.lightrag_pg import init_lightrag_pg, make_lightrag_pg
 
     async def create(dim: int) -> None:
         rag = make_lightrag_pg(dsn, HashingEmbedder(dim), workspace="contract_init",

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from hexrag.testing.lightrag_data import require_lightrag
+from hexrag.devtools.lightrag_data import require_lightrag
 
 T = TypeVar("T")
 
@@ -40,7 +40,7 @@ class ParityWorld:
 
     def lightrag(self, key: str, pick: str) -> Any:
         """The LightRAG object of dataset ``key`` configured with chunk pick method ``pick``."""
-        from hexrag.testing.lightrag_data import open_lightrag
+        from hexrag.devtools.lightrag_data import open_lightrag
 
         handle = self._lightrag.get((key, pick))
         if handle is None:
@@ -52,7 +52,7 @@ class ParityWorld:
 
     def hexrag(self, key: str, pick: str) -> Any:
         """hexrag's engine on dataset ``key``, LightRAG-parity settings, pick method ``pick``."""
-        from hexrag.testing.lightrag_data import open_hexrag
+        from hexrag.devtools.lightrag_data import open_hexrag
 
         handle = self._hexrag.get((key, pick))
         if handle is None:
@@ -73,7 +73,7 @@ class ParityWorld:
 def parity_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ParityWorld]:
     """Generate and write the parity datasets (``lightrag_data.PARITY_DATASETS``)."""
     require_lightrag()
-    from hexrag.testing.lightrag_data import (
+    from hexrag.devtools.lightrag_data import (
         PARITY_DATASETS,
         PARITY_EMBEDDERS,
         generate_dataset,

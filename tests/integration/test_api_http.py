@@ -23,7 +23,7 @@ from hexrag.core.engine import QueryEngine
 from hexrag.core.model import Entity
 from hexrag.core.versioning import CorpusVersion, track_writes
 from hexrag.demo import DEFAULT_QUESTION, DemoStack, build_demo_engine
-from hexrag.testing.scripted_openai import Reply, ScriptedOpenAIServer
+from hexrag.devtools.scripted_openai import Reply, ScriptedOpenAIServer
 from tests.integration.live import LiveServer
 
 Q = DEFAULT_QUESTION

@@ -21,7 +21,7 @@ from hexrag.adapters.memory import MemoryCache
 from hexrag.adapters.workdir import WorkdirStack, save_workdir
 from hexrag.cli import app
 from hexrag.demo import DEFAULT_QUESTION, build_demo_engine
-from hexrag.testing.scripted_openai import Reply, ScriptedOpenAIServer
+from hexrag.devtools.scripted_openai import Reply, ScriptedOpenAIServer
 
 DIM = 32
 KEYWORDS = {"high_level_keywords": ["single sign-on"], "low_level_keywords": ["Okta"]}

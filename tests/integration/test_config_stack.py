@@ -25,7 +25,7 @@ from hexrag.core.model import Chunk, QueryParam, VectorRecord
 from hexrag.core.run import Stores
 from hexrag.core.versioning import CORPUS_VERSION_KEY, TrackedChunkStore, TrackedVectorIndex
 from hexrag.demo import DEFAULT_QUESTION, DemoStack, build_demo_engine
-from hexrag.testing.scripted_openai import Reply, ScriptedOpenAIServer
+from hexrag.devtools.scripted_openai import Reply, ScriptedOpenAIServer
 from tests.services.milvus import milvus_uri  # noqa: F401
 from tests.services.postgres import pg_dsn, pg_pool, pg_schema  # noqa: F401
 from tests.services.redis import redis_client, redis_server, redis_workspace  # noqa: F401

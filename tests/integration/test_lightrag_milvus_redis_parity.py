@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from hexrag.testing.lightrag_data import (
+from hexrag.devtools.lightrag_data import (
     PARITY_DATASETS,
     diff_query_data,
     generate_dataset,
@@ -59,7 +59,7 @@ class World:
         from hexrag.adapters.milvus.lightrag_layout import LightRAGMilvusVectorIndex
         from hexrag.adapters.redis.lightrag_layout import LightRAGRedisChunkStore
         from hexrag.adapters.workdir import load_graph
-        from hexrag.testing.lightrag_milvus import MODEL_NAME
+        from hexrag.devtools.lightrag_milvus import MODEL_NAME
         from tests.services.milvus import shared_milvus
 
         _uri, client = shared_milvus()
@@ -80,7 +80,7 @@ class World:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     from hexrag.core.engine import QueryEngine
-    from hexrag.testing.lightrag_milvus import (
+    from hexrag.devtools.lightrag_milvus import (
         init_lightrag_milvus_redis,
         make_lightrag_milvus_redis,
         write_lightrag_milvus_redis,
@@ -117,7 +117,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 def test_collections_and_keys_are_lightrags_own(world: World) -> None:
-    from hexrag.testing.lightrag_milvus import MODEL_NAME
+    from hexrag.devtools.lightrag_milvus import MODEL_NAME
     from tests.services.milvus import shared_milvus
 
     _uri, client = shared_milvus()
@@ -147,13 +147,13 @@ def test_query_data_equals_lightrag_on_milvus_redis(world: World, mode: str, pic
 
 
 def _toml(world: World, workspace: str, path: Path) -> Path:
-    from hexrag.testing.lightrag_milvus import MODEL_NAME
+    from hexrag.devtools.lightrag_milvus import MODEL_NAME
 
     path.write_text(
         f'layout = "lightrag"\nworkdir = "{world.working_dir}"\nworkspace = "{workspace}"\n'
         f'vector_index = "milvus://{world.milvus_uri}"\nchunk_store = "{world.redis_url}"\n'
         f'cache = "{world.redis_url}"\nlightrag_model_name = "{MODEL_NAME}"\n'
-        'embedder = "hexrag.testing.lightrag_data:parity_embed"\n'
+        'embedder = "hexrag.devtools.lightrag_data:parity_embed"\n'
         '[settings]\nkg_chunk_pick_method = "WEIGHT"\n'
         'relation_lookup = {local = "pair", global = "pair", hybrid = "pair", mix = "pair"}\n',
         encoding="utf-8",
@@ -185,7 +185,7 @@ def test_hexrag_migrates_into_a_deployment_lightrag_reads(world: World, tmp_path
     collections created with LightRAG's schema, Redis keys, the GraphML file): LightRAG's own
     classes then answer every query there exactly as on the original."""
     from hexrag.bootstrap import open_stack
-    from hexrag.testing.lightrag_milvus import (
+    from hexrag.devtools.lightrag_milvus import (
         init_lightrag_milvus_redis,
         make_lightrag_milvus_redis,
     )

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from hexrag.testing.lightrag_data import (
+from hexrag.devtools.lightrag_data import (
     PARITY_DATASETS,
     diff_query_data,
     generate_dataset,
@@ -57,7 +57,7 @@ def world(pg_dsn: str) -> Iterator[World]:  # noqa: F811
     from hexrag.adapters.postgres import create_pool
     from hexrag.adapters.postgres.lightrag_layout import open_lightrag_pg_stores
     from hexrag.core.engine import QueryEngine
-    from hexrag.testing.lightrag_pg import (
+    from hexrag.devtools.lightrag_pg import (
         MODEL_NAME,
         init_lightrag_pg,
         make_lightrag_pg,
@@ -123,8 +123,8 @@ def test_hexrag_serve_reads_the_deployment_in_place(world: World, tmp_path: Any)
     exactly as the engine above (and so as LightRAG) does."""
     import httpx
 
-    from hexrag.testing.lightrag_data import hexrag_query_param
-    from hexrag.testing.lightrag_pg import MODEL_NAME
+    from hexrag.devtools.lightrag_data import hexrag_query_param
+    from hexrag.devtools.lightrag_pg import MODEL_NAME
     from tests.integration.test_cli_serve_answer import _Served
 
     config = tmp_path / "lightrag.toml"
@@ -132,7 +132,7 @@ def test_hexrag_serve_reads_the_deployment_in_place(world: World, tmp_path: Any)
         f'vector_index = "{world.dsn}"\ngraph_store = "{world.dsn}"\n'
         f'chunk_store = "{world.dsn}"\ncache = "none"\nlayout = "lightrag"\n'
         f'workspace = "{WORKSPACE}"\nlightrag_model_name = "{MODEL_NAME}"\n'
-        'embedder = "hexrag.testing.lightrag_data:parity_embed"\n'
+        'embedder = "hexrag.devtools.lightrag_data:parity_embed"\n'
         '[settings]\nkg_chunk_pick_method = "WEIGHT"\n'
         'relation_lookup = {local = "pair", global = "pair", hybrid = "pair", mix = "pair"}\n',
         encoding="utf-8",
@@ -161,7 +161,7 @@ def test_hexrag_writes_what_lightrag_reads(world: World, tmp_path: Any) -> None:
     """hexrag copies the deployment into another workspace *in LightRAG's layout*; LightRAG's
     own PostgreSQL classes then answer every query there exactly as on the original."""
     from hexrag.adapters.postgres.lightrag_layout import open_lightrag_pg_stores
-    from hexrag.testing.lightrag_pg import MODEL_NAME, init_lightrag_pg, make_lightrag_pg
+    from hexrag.devtools.lightrag_pg import MODEL_NAME, init_lightrag_pg, make_lightrag_pg
     from hexrag.transfer import StackStores
     from hexrag.transfer.migrate import migrate_stack
 
@@ -267,8 +267,8 @@ def test_seed001_shape_on_rows_lightrag_wrote(world: World) -> None:
     from hexrag.bootstrap import compose_engine
     from hexrag.core.ids import entity_id, relation_id
     from hexrag.core.model import EngineSettings, Entity, QueryParam
+    from hexrag.devtools.lightrag_pg import init_lightrag_pg, make_lightrag_pg
     from hexrag.testing import corpus
-    from hexrag.testing.lightrag_pg import init_lightrag_pg, make_lightrag_pg
 
     ws, model = "lr_seed001", "seed001"
     hl = "workflow automation integration"

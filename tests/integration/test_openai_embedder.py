@@ -25,8 +25,8 @@ from hexrag.core.errors import (
     BackendUnavailable,
     ConfigurationError,
 )
+from hexrag.devtools.scripted_openai import Reply, ScriptedOpenAIServer, expected_embedding
 from hexrag.ports import Embedder
-from hexrag.testing.scripted_openai import Reply, ScriptedOpenAIServer, expected_embedding
 
 if importlib.util.find_spec("uvicorn") is None:
     if os.environ.get("HEXRAG_REQUIRE_BACKENDS") == "1":

@@ -27,8 +27,8 @@ from hexrag.core.errors import (
     BackendUnavailable,
     ConfigurationError,
 )
+from hexrag.devtools.scripted_openai import Reply, ScriptedOpenAIServer
 from hexrag.ports import LLM
-from hexrag.testing.scripted_openai import Reply, ScriptedOpenAIServer
 
 if importlib.util.find_spec("uvicorn") is None:
     if os.environ.get("HEXRAG_REQUIRE_BACKENDS") == "1":

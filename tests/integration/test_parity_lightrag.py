@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from hexrag.testing.lightrag_data import (
+from hexrag.devtools.lightrag_data import (
     PARITY_DATASETS,
     PARITY_QUERIES,
     DatasetSpec,
@@ -63,7 +63,7 @@ CASES = [
 def test_query_data_and_context_match_lightrag(
     parity_world: Any, key: str, query: object, mode: str, pick: str
 ) -> None:
-    from hexrag.testing.lightrag_data import (
+    from hexrag.devtools.lightrag_data import (
         KeywordQuery,
         hexrag_context,
         hexrag_query_data,

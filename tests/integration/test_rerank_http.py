@@ -22,8 +22,8 @@ from hexrag.core.errors import (
     ConfigurationError,
 )
 from hexrag.core.model import RerankResult
+from hexrag.devtools.scripted_openai import Reply, ScriptedOpenAIServer, overlap_score
 from hexrag.ports import Reranker
-from hexrag.testing.scripted_openai import Reply, ScriptedOpenAIServer, overlap_score
 
 if importlib.util.find_spec("uvicorn") is None:
     if os.environ.get("HEXRAG_REQUIRE_BACKENDS") == "1":

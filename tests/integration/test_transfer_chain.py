@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from hexrag.adapters.workdir import empty_workdir_stack, load_workdir, save_workdir
-from hexrag.testing.lightrag_data import LightRAGDir, require_lightrag
+from hexrag.devtools.lightrag_data import LightRAGDir, require_lightrag
 from hexrag.transfer import StackStores, export_stack, import_archive
 from hexrag.transfer.migrate import migrate_stack
 from tests.integration.test_transfer_roundtrip import _compare

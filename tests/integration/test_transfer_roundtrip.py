@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from hexrag.adapters.workdir import empty_workdir_stack, load_workdir, save_workdir
-from hexrag.testing.lightrag_data import (
+from hexrag.devtools.lightrag_data import (
     PARITY_QUERIES,
     LightRAGDir,
     diff_query_data,

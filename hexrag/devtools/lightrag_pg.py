@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
-from hexrag.testing.lightrag_data import (
+from hexrag.devtools.lightrag_data import (
     Dataset,
     _no_llm,
     _quiet_lightrag,

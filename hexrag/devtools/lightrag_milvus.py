@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hexrag.testing.lightrag_data import (
+from hexrag.devtools.lightrag_data import (
     Dataset,
     _no_llm,
     _quiet_lightrag,

@@ -1408,7 +1408,7 @@ _PARITY_EMBEDDER: ParityEmbedder | None = None
 
 def parity_embed(texts: Sequence[str]) -> np.ndarray:
     """:class:`ParityEmbedder` (384-d) as a plain callable, for ``--embedder
-    hexrag.testing.lightrag_data:parity_embed`` (a server process embedding as the tests do)."""
+    hexrag.devtools.lightrag_data:parity_embed`` (a server process embedding as the tests do)."""
     global _PARITY_EMBEDDER
     if _PARITY_EMBEDDER is None:
         _PARITY_EMBEDDER = ParityEmbedder(384)
