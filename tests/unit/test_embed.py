@@ -18,10 +18,10 @@ from hexrag.embed import build_engine, relation
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _readme_example() -> str:
+def _readme_example(tag: str = "embed-example") -> str:
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    m = re.search(r"<!-- embed-example[^>]*-->\n```python\n(.*?)```", text, re.S)
-    assert m, "the embed example is missing from the README"
+    m = re.search(rf"<!-- {tag}[^>]*-->\n```python\n(.*?)```", text, re.S)
+    assert m, f"the {tag} is missing from the README"
     return m.group(1)
 
 
@@ -33,6 +33,12 @@ def test_the_readme_example_is_short_and_runs() -> None:
     assert result.returncode == 0, result.stderr[-2000:]
     out = result.stdout
     assert "'status': 'success'" in out and "Acme CRM syncs contacts" in out, out[-2000:]
+
+
+def test_the_readme_unit_test_example_runs() -> None:
+    result = subprocess.run([sys.executable, "-c", _readme_example("unit-test-example")],
+                            capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
 
 
 def _corpus() -> dict[str, list]:
