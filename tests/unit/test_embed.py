@@ -100,3 +100,24 @@ async def test_writes_are_tracked_and_duplicate_relation_ids_refused() -> None:
     twice["relations"].append(relation("Mailchimp", "Acme CRM", description="again"))
     with pytest.raises(ConfigurationError, match="give the second its own id"):
         await build_engine(**twice, embedder="hashing:64")
+
+
+async def test_the_readme_migrate_example_copies_a_working_directory(tmp_path: Path) -> None:
+    """``./rag_storage`` written by hexrag in LightRAG's format, then the README's Python
+    migration copies it whole into ``./rag_copy``."""
+    from hexrag import open_stack
+    from hexrag.adapters.workdir import load_workdir
+
+    opened = await open_stack(tmp_path / "rag_storage", create_dim=64)
+    roles = ("entities", "relationships", "chunks", "graph", "chunk_store")
+    await build_engine(**_corpus(), embedder="hashing:64",
+                       stores={r: getattr(opened.stores, r) for r in roles})
+    await opened.commit()
+    await opened.aclose()
+    result = subprocess.run([sys.executable, "-c", _readme_example("migrate-example")],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    a, b = load_workdir(tmp_path / "rag_storage"), load_workdir(tmp_path / "rag_copy")
+    for r in ("entities", "relationships", "chunks"):
+        assert await getattr(a, r).count() == await getattr(b, r).count() > 0
+    assert list(b.graph.iter_edges()) == list(a.graph.iter_edges())
