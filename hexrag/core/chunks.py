@@ -7,6 +7,7 @@ when its own stored metadata proves it is in scope.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
@@ -23,8 +24,10 @@ from hexrag.core.pick import score_ids, weighted_polling
 from hexrag.core.run import ChunkItem, EntityItem, QueryRun, RelationItem
 from hexrag.core.scope import chunk_in_scope
 from hexrag.core.source_ids import split_lightrag
+from hexrag.core.tokenizer import Tokenizer
+from hexrag.ports import VectorIndex
 
-__all__ = ["attach_headings", "recover_chunks"]
+__all__ = ["Picking", "attach_headings", "recover_chunks"]
 
 
 class _Candidates:
@@ -89,15 +92,15 @@ def _pick(
     owner: np.ndarray,
     n_lists: int,
     keep_empty: bool,
+    picking: Picking,
 ) -> list[str]:
     """LightRAG's chunk selection over one pass's sorted lists (``n_lists`` of them)."""
-    settings = run.settings
-    max_related = settings.related_chunk_number
+    max_related = picking.related_chunk_number
     if keep_empty:
         n_sorted = n_lists
     else:
         n_sorted = int(np.count_nonzero(np.diff(owner, prepend=-1))) if len(owner) else 0
-    if settings.kg_chunk_pick_method == "VECTOR" and run.query and cand.scores is not None:
+    if picking.method == "VECTOR" and run.query and cand.scores is not None:
         num = int(max_related * n_sorted / 2)
         values = cand.scores[codes]
         if num > 0 and len(values) and not np.isnan(values).any():
@@ -158,14 +161,31 @@ def _chunk_key(item: ChunkItem) -> str:
     return item.chunk_id
 
 
+@dataclass(frozen=True)
+class Picking:
+    """How stage 3 picks chunks (LightRAG's ``kg_chunk_pick_method``,
+    ``related_chunk_number``; ``prefetch_vector_chunks``: fetch the vector chunks' records in
+    the same chunk-store call, as stage 4 will read them for heading paths)."""
+
+    method: str
+    related_chunk_number: int
+    prefetch_vector_chunks: bool = False
+
+
 async def recover_chunks(
+    chunk_index: VectorIndex,
     run: QueryRun,
     entities: list[EntityItem],
     relations: list[RelationItem],
     vector_chunks: list[dict[str, Any]],
+    picking: Picking,
 ) -> list[ChunkItem]:
-    """Entity chunks, relation chunks and vector chunks, round-robin merged (vector first)."""
-    run.stats.chunk_pick_method = run.settings.kg_chunk_pick_method
+    """Entity chunks, relation chunks and vector chunks, round-robin merged (vector first).
+
+    ``chunk_index`` scores candidates for VECTOR picking (one call). LightRAG's rules are
+    stated plainly in :mod:`hexrag.core.reference`; this is their fast form.
+    """
+    run.stats.chunk_pick_method = picking.method
 
     ent_lists = [
         ids for e in entities if e.entity.source_id and (ids := split_lightrag(e.entity.source_id))
@@ -184,19 +204,19 @@ async def recover_chunks(
         rel_raw = await _in_scope_lists(run, rel_raw)
     cand = _Candidates(ent_lists, rel_raw)
     qv = run.query_vector
-    if run.settings.kg_chunk_pick_method == "VECTOR" and qv is not None and cand.ids:
+    if picking.method == "VECTOR" and qv is not None and cand.ids:
         # one scoring call for both passes
-        cand.scores = await score_ids(run.stores.chunks, cand.ids, qv)
+        cand.scores = await score_ids(chunk_index, cand.ids, qv)
 
     later: list[str] = []
-    if vector_chunks and (run.scope is not None or run.settings.enable_content_headings):
+    if vector_chunks and (run.scope is not None or picking.prefetch_vector_chunks):
         later = [v["chunk_id"] for v in vector_chunks]
 
     n_codes = len(cand.ids)
     entity_chunks: list[tuple[str, Chunk]] = []
     if ent_lists:
         codes, owner = _dedup_and_sort(*cand.ent, n_codes)
-        selected = _pick(run, cand, codes, owner, len(ent_lists), keep_empty=True)
+        selected = _pick(run, cand, codes, owner, len(ent_lists), True, picking)
         if selected:
             entity_chunks = await _materialise(run, selected, later)
 
@@ -206,7 +226,7 @@ async def recover_chunks(
         taken[[cand.code[cid] for cid, _ in entity_chunks]] = True
         codes, owner = _dedup_and_sort(*cand.rel, n_codes, skip=taken)
         if len(codes):
-            selected = _pick(run, cand, codes, owner, len(rel_raw), keep_empty=False)
+            selected = _pick(run, cand, codes, owner, len(rel_raw), False, picking)
             if selected:
                 relation_chunks = await _materialise(run, selected, later)
 
@@ -230,7 +250,9 @@ async def recover_chunks(
     return round_robin([vec_items, ent_items, rel_items], key=_chunk_key)
 
 
-async def attach_headings(run: QueryRun, chunks: Sequence[ChunkItem]) -> None:
+async def attach_headings(
+    run: QueryRun, chunks: Sequence[ChunkItem], tokenizer: Tokenizer
+) -> None:
     """Set each chunk's ``content_headings`` (LightRAG's ``_attach_content_headings``).
 
     LightRAG formats the heading path of every merged chunk; only the chunks that survive
@@ -245,7 +267,7 @@ async def attach_headings(run: QueryRun, chunks: Sequence[ChunkItem]) -> None:
         if rec is None:
             continue
         path = truncate_section_context(
-            format_parent_headings(rec.metadata), run.tokenizer, SECTION_CONTEXT_MAX_TOKENS
+            format_parent_headings(rec.metadata), tokenizer, SECTION_CONTEXT_MAX_TOKENS
         )
         if path:
             item.content_headings = path

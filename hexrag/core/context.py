@@ -15,6 +15,7 @@ from hexrag.core.chunks import attach_headings
 from hexrag.core.model import QueryParam
 from hexrag.core.run import ChunkItem, QueryRun
 from hexrag.core.tokenizer import Tokenizer, count_tokens, truncate_list_by_token_size
+from hexrag.ports import Reranker
 
 __all__ = [
     "EffectiveUserPrompt",
@@ -50,10 +51,13 @@ def kg_chunk_budget(
     entities_str: str,
     relations_str: str,
     system_prompt: str | None,
+    *,
+    tokenizer: Tokenizer,
+    user_prompt_prefix: str,
 ) -> int:
     """Tokens left for chunks in a KG query (LightRAG ``_build_context_str``)."""
     template = system_prompt or prompts.RAG_RESPONSE
-    up = resolve_user_prompt(run.param, run.settings.user_prompt_prefix)
+    up = resolve_user_prompt(run.param, user_prompt_prefix)
     response_type = run.param.response_type or "Multiple Paragraphs"
     kg = prompts.KG_QUERY_CONTEXT.format(
         entities_str=entities_str,
@@ -62,7 +66,7 @@ def kg_chunk_budget(
         reference_list_str="",
     )
     sys_text = template.format(context_data="", response_type=response_type, user_prompt=up.text)
-    tok = run.tokenizer
+    tok = tokenizer
     return run.param.max_total_tokens - (
         count_tokens(sys_text, tok)
         + count_tokens(kg, tok)
@@ -71,13 +75,15 @@ def kg_chunk_budget(
     )
 
 
-def naive_chunk_budget(run: QueryRun, system_prompt: str | None) -> int:
+def naive_chunk_budget(
+    run: QueryRun, system_prompt: str | None, *, tokenizer: Tokenizer, user_prompt_prefix: str
+) -> int:
     """Tokens left for chunks in a naive query (uses the slot, not the text, as LightRAG does)."""
     template = system_prompt or prompts.NAIVE_RAG_RESPONSE
-    up = resolve_user_prompt(run.param, run.settings.user_prompt_prefix)
+    up = resolve_user_prompt(run.param, user_prompt_prefix)
     response_type = run.param.response_type or "Multiple Paragraphs"
     sys_text = template.format(response_type=response_type, user_prompt=up.slot, content_data="")
-    tok = run.tokenizer
+    tok = tokenizer
     return run.param.max_total_tokens - (
         count_tokens(sys_text, tok) + count_tokens(run.query, tok) + BUFFER_TOKENS
     )
@@ -144,12 +150,14 @@ class FinalChunks:
     rerank_error: str | None = None
 
 
-async def _rerank(run: QueryRun, chunks: list[ChunkItem]) -> tuple[list[ChunkItem], str | None]:
-    if run.reranker is None:
+async def _rerank(
+    reranker: Reranker | None, run: QueryRun, chunks: list[ChunkItem]
+) -> tuple[list[ChunkItem], str | None]:
+    if reranker is None:
         return chunks, None
     top_n = run.param.chunk_top_k or len(chunks)
     try:
-        results = await run.reranker.rerank(run.query, [c.content for c in chunks], top_n)
+        results = await reranker.rerank(run.query, [c.content for c in chunks], top_n)
     except Exception as exc:  # LightRAG keeps the original order when reranking fails
         return chunks, f"{type(exc).__name__}: {exc}"
     out: list[ChunkItem] = []
@@ -192,15 +200,28 @@ def _truncate_chunks(chunks: list[ChunkItem], budget: int, tokenizer: Tokenizer)
     return chunks[:k]
 
 
-async def process_chunks(run: QueryRun, chunks: list[ChunkItem], budget: int) -> FinalChunks:
+@dataclass(frozen=True)
+class Finishing:
+    """What stage 4 uses besides the chunks: the reranker, the tokenizer and LightRAG's
+    ``min_rerank_score`` and ``enable_content_headings``."""
+
+    tokenizer: Tokenizer
+    reranker: Reranker | None = None
+    min_rerank_score: float = 0.0
+    enable_content_headings: bool = True
+
+
+async def process_chunks(
+    run: QueryRun, chunks: list[ChunkItem], budget: int, finishing: Finishing
+) -> FinalChunks:
     """Rerank (when enabled), min score, ``chunk_top_k``, heading paths, token truncation,
     references."""
     param = run.param
     rerank_error = None
     if param.enable_rerank and run.query and chunks:
-        chunks, rerank_error = await _rerank(run, chunks)
+        chunks, rerank_error = await _rerank(finishing.reranker, run, chunks)
     if param.enable_rerank and chunks:
-        min_score = run.settings.min_rerank_score
+        min_score = finishing.min_rerank_score
         if min_score > 0.0:
             chunks = [
                 c
@@ -211,8 +232,8 @@ async def process_chunks(run: QueryRun, chunks: list[ChunkItem], budget: int) ->
                 return FinalChunks([], [], rerank_error)
     if param.chunk_top_k is not None and param.chunk_top_k > 0:
         chunks = chunks[: param.chunk_top_k]
-    if run.settings.enable_content_headings:
-        await attach_headings(run, chunks)
-    chunks = _truncate_chunks(chunks, budget, run.tokenizer)
+    if finishing.enable_content_headings:
+        await attach_headings(run, chunks, finishing.tokenizer)
+    chunks = _truncate_chunks(chunks, budget, finishing.tokenizer)
     references, chunks = assign_references(chunks)
     return FinalChunks(chunks, references, rerank_error)

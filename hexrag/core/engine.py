@@ -14,9 +14,10 @@ from typing import Any
 
 from hexrag.core import prompts
 from hexrag.core.auto_mode import choose_mode
-from hexrag.core.chunks import recover_chunks
+from hexrag.core.chunks import Picking, recover_chunks
 from hexrag.core.context import (
     FinalChunks,
+    Finishing,
     kg_chunk_budget,
     naive_chunk_budget,
     process_chunks,
@@ -143,6 +144,17 @@ class QueryEngine:
         self.tokenizer: Tokenizer = tokenizer or default_tokenizer()
         self.corpus_version = corpus_version
 
+    @property
+    def _picking(self) -> Picking:
+        s = self.settings
+        return Picking(s.kg_chunk_pick_method, s.related_chunk_number, s.enable_content_headings)
+
+    @property
+    def _finishing(self) -> Finishing:
+        s = self.settings
+        return Finishing(self.tokenizer, self.reranker, s.min_rerank_score,
+                         s.enable_content_headings)
+
     # ---------------------------------------------------------------- public API
 
     async def query_data(self, query: str, param: QueryParam | None = None) -> dict[str, Any]:
@@ -220,11 +232,6 @@ class QueryEngine:
         return QueryRun(
             query=query,
             param=param,
-            settings=self.settings,
-            stores=self.stores,
-            embedder=self.embedder,
-            reranker=self.reranker,
-            tokenizer=self.tokenizer,
             stats=stats,
             fetcher=ChunkFetcher(self.stores.chunk_store, stats),
         )
@@ -297,7 +304,10 @@ class QueryEngine:
         param = run.param
 
         # Stage 1
-        found = await perform_search(run, ll_str, hl_str)
+        found = await perform_search(
+            self.stores, self.embedder, run, ll_str, hl_str,
+            relation_lookup=self.settings.lookup_for(param.mode),
+        )
         if not found.entities and not found.relations:
             if param.mode != "mix" or not found.vector_chunks:
                 return None
@@ -310,14 +320,20 @@ class QueryEngine:
             tokenizer=self.tokenizer,
         )
         # Stage 3
-        merged = await recover_chunks(run, cut.entities, cut.relations, found.vector_chunks)
+        merged = await recover_chunks(
+            self.stores.chunks, run, cut.entities, cut.relations, found.vector_chunks,
+            self._picking,
+        )
         if not merged and not cut.entity_lines and not cut.relation_lines:
             return None
         # Stage 4
         entities_str = "\n".join(cut.entity_lines)
         relations_str = "\n".join(cut.relation_lines)
-        budget = kg_chunk_budget(run, entities_str, relations_str, system_prompt)
-        final = await process_chunks(run, merged, budget)
+        budget = kg_chunk_budget(
+            run, entities_str, relations_str, system_prompt,
+            tokenizer=self.tokenizer, user_prompt_prefix=self.settings.user_prompt_prefix,
+        )
+        final = await process_chunks(run, merged, budget, self._finishing)
         keywords = {
             "high_level": hl_str.split(", ") if hl_str else [],
             "low_level": ll_str.split(", ") if ll_str else [],
@@ -352,9 +368,9 @@ class QueryEngine:
         return _Context(context, raw, hl_str, ll_str)
 
     async def _naive_context(self, run: QueryRun, system_prompt: str | None) -> _Context | None:
-        vectors = await run.embedder.embed([run.query])
+        vectors = await self.embedder.embed([run.query])
         run.query_vector = vectors[0]
-        found = await vector_chunks(run, run.query_vector)
+        found = await vector_chunks(self.stores.chunks, run, run.query_vector)
         if not found:
             return None
         items: list[ChunkItem] = [
@@ -374,8 +390,11 @@ class QueryEngine:
             items = kept
             if not items:
                 return None
-        budget = naive_chunk_budget(run, system_prompt)
-        final: FinalChunks = await process_chunks(run, items, budget)
+        budget = naive_chunk_budget(
+            run, system_prompt,
+            tokenizer=self.tokenizer, user_prompt_prefix=self.settings.user_prompt_prefix,
+        )
+        final: FinalChunks = await process_chunks(run, items, budget, self._finishing)
         raw = user_format([], [], final.chunks, final.references, "naive")
         raw["metadata"]["keywords"] = {"high_level": [], "low_level": []}
         raw["metadata"]["processing_info"] = {

@@ -1,4 +1,4 @@
-"""Per-query state shared by the four stages: stores, settings, scope, statistics.
+"""Per-query state of the four stages (:class:`QueryRun`) and the items they pass along.
 
 The chunk store is read through :class:`ChunkFetcher`, which batches and memoises, so the
 stages can ask for chunks where LightRAG does and still cost at most a couple of round trips.
@@ -14,13 +14,12 @@ import numpy as np
 
 from hexrag.core.model import (
     Chunk,
-    EngineSettings,
     Entity,
     QueryParam,
     QueryScope,
     Relation,
 )
-from hexrag.ports import ChunkStore, Embedder, GraphStore, Reranker, VectorIndex
+from hexrag.ports import ChunkStore, GraphStore, VectorIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,15 +159,12 @@ class ChunkFetcher:
 
 @dataclass
 class QueryRun:
-    """Everything one query needs and accumulates."""
+    """What is truly per query: the question, its parameters (and scope), the statistics that
+    become ``processing_info``, the batching chunk fetcher, and the query vector once stage 1
+    has computed it. The engine-wide ports and settings are passed to each stage explicitly."""
 
     query: str
     param: QueryParam
-    settings: EngineSettings
-    stores: Stores
-    embedder: Embedder
-    reranker: Reranker | None
-    tokenizer: Any
     stats: RunStats
     fetcher: ChunkFetcher
     query_vector: np.ndarray | None = None

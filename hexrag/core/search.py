@@ -15,9 +15,10 @@ import numpy as np
 
 from hexrag.core.merge import round_robin
 from hexrag.core.model import Entity, Relation
-from hexrag.core.run import EntityItem, QueryRun, RelationItem
+from hexrag.core.run import EntityItem, QueryRun, RelationItem, Stores
 from hexrag.core.scope import chunk_in_scope, record_sources, sources_verdict
 from hexrag.core.source_ids import parse_source_ids
+from hexrag.ports import Embedder, VectorIndex
 
 __all__ = ["SearchResult", "perform_search", "relation_key"]
 
@@ -107,9 +108,8 @@ async def _settle_undecided(
 
 
 async def _local(
-    run: QueryRun, vector: np.ndarray, strategy: str
+    stores: Stores, run: QueryRun, vector: np.ndarray, strategy: str
 ) -> tuple[list[EntityItem], list[RelationItem]]:
-    stores = run.stores
     hits = await stores.entities.query(vector, run.param.top_k, scope=run.scope)
     hits = [h for h in hits if h.record.entity_name]
     if not hits:
@@ -172,9 +172,8 @@ async def _local(
 
 
 async def _global(
-    run: QueryRun, vector: np.ndarray, strategy: str
+    stores: Stores, run: QueryRun, vector: np.ndarray, strategy: str
 ) -> tuple[list[RelationItem], list[EntityItem]]:
-    stores = run.stores
     hits = await stores.relationships.query(vector, run.param.top_k, scope=run.scope)
     hits = [h for h in hits if h.record.src_id is not None and h.record.tgt_id is not None]
     if not hits:
@@ -259,10 +258,12 @@ async def _global(
 # ---------------------------------------------------------------------------------------
 
 
-async def vector_chunks(run: QueryRun, vector: np.ndarray) -> list[dict[str, Any]]:
+async def vector_chunks(
+    chunks: VectorIndex, run: QueryRun, vector: np.ndarray
+) -> list[dict[str, Any]]:
     """Chunks found by searching the chunk index with the raw query (mix and naive)."""
     top_k = run.param.chunk_top_k or run.param.top_k
-    hits = await run.stores.chunks.query(vector, top_k, scope=run.scope)
+    hits = await chunks.query(vector, top_k, scope=run.scope)
     out = []
     for h in hits:
         if h.record.content is None:
@@ -283,14 +284,24 @@ async def vector_chunks(run: QueryRun, vector: np.ndarray) -> list[dict[str, Any
 # ---------------------------------------------------------------------------------------
 
 
-async def perform_search(run: QueryRun, ll_str: str, hl_str: str) -> SearchResult:
+async def perform_search(
+    stores: Stores,
+    embedder: Embedder,
+    run: QueryRun,
+    ll_str: str,
+    hl_str: str,
+    *,
+    relation_lookup: str,
+) -> SearchResult:
     """Run the branches the mode needs (with LightRAG's fall-through) and merge them.
 
     ``local`` with no low-level keywords, and ``global`` with no high-level ones, fall
-    through to whatever keywords exist (LightRAG spec section 2).
+    through to whatever keywords exist (LightRAG spec section 2). ``relation_lookup`` is how
+    relation hits become edges (``"chunk"`` or LightRAG's ``"pair"``). Sets
+    ``run.query_vector``.
     """
     mode = run.param.mode
-    strategy = run.settings.lookup_for(mode)
+    strategy = relation_lookup
     run.stats.relation_lookup = strategy
     if mode == "local" and ll_str:
         run_local, run_global = True, False
@@ -307,7 +318,7 @@ async def perform_search(run: QueryRun, ll_str: str, hl_str: str) -> SearchResul
         texts.append(ll_str)
     if run_global:
         texts.append(hl_str)
-    vectors = await run.embedder.embed(texts) if texts else np.zeros((0, 0), np.float32)
+    vectors = await embedder.embed(texts) if texts else np.zeros((0, 0), np.float32)
     pos = 0
     if run.query:
         run.query_vector = np.asarray(vectors[0], dtype=np.float32)
@@ -321,10 +332,10 @@ async def perform_search(run: QueryRun, ll_str: str, hl_str: str) -> SearchResul
     async def none1() -> list[dict[str, Any]]:
         return []
 
-    local_task = _local(run, ll_vec, strategy) if ll_vec is not None else none2()
-    global_task = _global(run, hl_vec, strategy) if hl_vec is not None else none2()
+    local_task = _local(stores, run, ll_vec, strategy) if ll_vec is not None else none2()
+    global_task = _global(stores, run, hl_vec, strategy) if hl_vec is not None else none2()
     vector_task = (
-        vector_chunks(run, run.query_vector)
+        vector_chunks(stores.chunks, run, run.query_vector)
         if run_vector and run.query_vector is not None
         else none1()
     )

@@ -81,13 +81,11 @@ def _fast_pass(
     for c in exclude:
         skip[cand.code[c]] = True
     codes, owner = fast_chunks._dedup_and_sort(codes, owner, len(all_ids), skip=skip)
-    run = SimpleNamespace(
-        settings=SimpleNamespace(related_chunk_number=related, kg_chunk_pick_method=method),
-        query="q", stats=RunStats(),
-    )
+    run = SimpleNamespace(query="q", stats=RunStats())
+    picking = fast_chunks.Picking(method, related)
     if not keep_empty and not len(codes):
         return [], 0
-    picked = fast_chunks._pick(run, cand, codes, owner, len(id_lists), keep_empty)  # type: ignore[arg-type]
+    picked = fast_chunks._pick(run, cand, codes, owner, len(id_lists), keep_empty, picking)  # type: ignore[arg-type]
     return picked, run.stats.chunk_pick_fallbacks
 
 
