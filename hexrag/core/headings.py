@@ -8,7 +8,12 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Protocol
 
-__all__ = ["BREADCRUMB_SEP", "format_parent_headings", "truncate_section_context"]
+__all__ = [
+    "BREADCRUMB_SEP",
+    "clear_heading_cache",
+    "format_parent_headings",
+    "truncate_section_context",
+]
 
 BREADCRUMB_SEP = " → "
 HEADING_LEVEL_MAX_CHARS = 80
@@ -106,3 +111,8 @@ def truncate_section_context(path: str, tokenizer: _Codec | None, max_tokens: in
         if len(tokenizer.encode(candidate)) <= max_tokens:
             return candidate
     return ""
+
+
+def clear_heading_cache() -> None:
+    """Forget the memoised heading paths."""
+    _format.cache_clear()

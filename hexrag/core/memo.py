@@ -7,8 +7,8 @@ split ``source_id`` strings), so repeated work across queries is done once. Benc
 
 from __future__ import annotations
 
-from hexrag.core.headings import _format
-from hexrag.core.source_ids import _split_str
+from hexrag.core.headings import clear_heading_cache
+from hexrag.core.source_ids import clear_split_cache
 from hexrag.core.tokenizer import clear_token_caches
 
 __all__ = ["clear_memo_caches"]
@@ -17,5 +17,5 @@ __all__ = ["clear_memo_caches"]
 def clear_memo_caches() -> None:
     """Empty every memo cache of the query path."""
     clear_token_caches()
-    _format.cache_clear()
-    _split_str.cache_clear()
+    clear_heading_cache()
+    clear_split_cache()

@@ -25,6 +25,12 @@ descending, ties in list order. Then the picking method:
 
 Entity lists left empty by the de-duplication still count in ``n_lists``; relation lists
 left empty are dropped first (LightRAG keeps only relations with chunks).
+
+Stage 4's token cut (``_truncate_chunks_for_unified_context``) has two steps: keep LightRAG's
+``truncate_list_by_token_size`` prefix of the chunks rendered *without* reference ids
+(``{"content"[, "content_headings"]}``), then, while the kept chunks rendered *with* their
+reference ids (``{"reference_id", "content"[, "content_headings"]}``, the ids assigned to those
+chunks alone) exceed the budget, drop the last one.
 """
 
 from __future__ import annotations
@@ -34,13 +40,16 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from hexrag.core.context import assign_references
 from hexrag.core.pick import weighted_polling
-from hexrag.core.run import EntityItem, RelationItem
-from hexrag.core.tokenizer import Tokenizer, truncate_list_by_token_size
+from hexrag.core.run import ChunkItem, EntityItem, RelationItem
+from hexrag.core.tokenizer import Tokenizer, count_tokens, truncate_list_by_token_size
 
 __all__ = [
     "Picked",
+    "chunk_row",
     "entity_row",
+    "kept_chunks",
     "pick_chunks",
     "relation_row",
     "sorted_chunk_lists",
@@ -137,3 +146,32 @@ def pick_chunks(
             return Picked(ranked[:num])
         return Picked(weighted_polling(sorted_lists, related_chunk_number, 1), fell_back=True)
     return Picked(weighted_polling(sorted_lists, related_chunk_number, 1))
+
+
+# --------------------------------------------------------------------------------------
+# Stage 4 (the token cut)
+# --------------------------------------------------------------------------------------
+
+
+def chunk_row(item: ChunkItem, with_reference: bool) -> dict[str, object]:
+    """LightRAG's chunk context row (``content_headings`` only when there is one)."""
+    row: dict[str, object] = {"reference_id": item.reference_id} if with_reference else {}
+    row["content"] = item.content
+    if item.content_headings:
+        row["content_headings"] = item.content_headings
+    return row
+
+
+def kept_chunks(chunks: Sequence[ChunkItem], budget: int, tokenizer: Tokenizer) -> int:
+    """How many leading chunks stage 4 keeps within ``budget`` tokens."""
+    if budget <= 0 or not chunks:
+        return 0
+    lines = [json.dumps(chunk_row(c, False), ensure_ascii=False) for c in chunks]
+    k = truncate_list_by_token_size(lines, "\n", budget, tokenizer)
+    while k > 0:
+        _, with_refs = assign_references(chunks[:k])
+        text = "\n".join(json.dumps(chunk_row(c, True), ensure_ascii=False) for c in with_refs)
+        if count_tokens(text, tokenizer) <= budget:
+            break
+        k -= 1
+    return k

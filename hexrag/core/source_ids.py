@@ -20,7 +20,7 @@ from typing import Any
 
 from hexrag.core.model import GRAPH_FIELD_SEP
 
-__all__ = ["join_source_ids", "parse_pg_array", "parse_source_ids"]
+__all__ = ["clear_split_cache", "join_source_ids", "parse_pg_array", "parse_source_ids"]
 
 
 def parse_pg_array(text: str) -> list[str]:
@@ -136,3 +136,8 @@ def _has_whitespace(value: str) -> bool:
 def join_source_ids(ids: Iterable[str]) -> str:
     """The LightRAG storage form: ids joined with ``<SEP>``."""
     return GRAPH_FIELD_SEP.join(ids)
+
+
+def clear_split_cache() -> None:
+    """Forget the memoised ``source_id`` splits."""
+    _split_str.cache_clear()

@@ -44,7 +44,10 @@ base class                  fixture to override          capability flags (class
                             ``chunk_store``
 ==========================  ===========================  ==================================
 
-A flag that is off makes its test skip itself. A test your backend cannot pass is weakened
+``VectorIndexContract`` is the sum of capability mixins - ``VectorWriteContract``,
+``VectorQueryContract``, ``VectorReadContract``, ``VectorPropertyContract``,
+``VectorScanContract`` - each usable alone (same fixture) for a backend that offers part of
+the port. A flag that is off makes its test skip itself. A test your backend cannot pass is weakened
 only with a strict xfail that says why::
 
     import pytest
@@ -81,7 +84,15 @@ from hexrag.testing.chunk_store import ChunkStoreContract
 from hexrag.testing.graph_store import GraphStoreContract
 from hexrag.testing.models import EmbedderContract, LLMContract, RerankerContract
 from hexrag.testing.stack import StackContract
-from hexrag.testing.vector_index import VectorIndexContract, VectorIndexFactory
+from hexrag.testing.vector_index import (
+    VectorIndexContract,
+    VectorIndexFactory,
+    VectorPropertyContract,
+    VectorQueryContract,
+    VectorReadContract,
+    VectorScanContract,
+    VectorWriteContract,
+)
 
 __all__ = [
     "CacheContract",
@@ -93,4 +104,9 @@ __all__ = [
     "StackContract",
     "VectorIndexContract",
     "VectorIndexFactory",
+    "VectorPropertyContract",
+    "VectorQueryContract",
+    "VectorReadContract",
+    "VectorScanContract",
+    "VectorWriteContract",
 ]

@@ -27,35 +27,18 @@ __all__ = ["CONTRACT_BASES", "is_contract_class"]
 
 
 def _bases() -> tuple[type, ...]:
-    from hexrag.testing import (
-        CacheContract,
-        ChunkStoreContract,
-        EmbedderContract,
-        GraphStoreContract,
-        LLMContract,
-        RerankerContract,
-        StackContract,
-        VectorIndexContract,
-    )
+    from hexrag.testing._guard import ContractGuard
 
-    return (
-        CacheContract,
-        ChunkStoreContract,
-        EmbedderContract,
-        GraphStoreContract,
-        LLMContract,
-        RerankerContract,
-        StackContract,
-        VectorIndexContract,
-    )
+    return (ContractGuard,)
 
 
 CONTRACT_BASES: tuple[type, ...] = ()
-"""The contract base classes (filled on first use, so importing the plugin imports nothing)."""
+"""The contract base (every contract class and capability mixin derives from
+:class:`~hexrag.testing._guard.ContractGuard`); filled on first use."""
 
 
 def is_contract_class(cls: Any) -> bool:
-    """Whether ``cls`` derives from one of hexrag's contract base classes."""
+    """Whether ``cls`` derives from one of hexrag's contract classes."""
     global CONTRACT_BASES
     if not inspect.isclass(cls):
         return False

@@ -43,12 +43,8 @@ def _basis(dim: int, *weights: tuple[int, float]) -> np.ndarray:
     return v
 
 
-class VectorIndexContract(ContractGuard):
-    """Subclass in a ``Test*`` class and override the ``vector_index_factory`` fixture.
-
-    The factory returns a **fresh, empty** index each call (use a unique collection / table /
-    key prefix per call, and drop them at fixture teardown); it may return an awaitable.
-    """
+class _VectorIndexBase(ContractGuard):
+    """Flags, the fixture to override and helpers shared by the vector-index capability mixins."""
 
     # ---- capability flags (class attributes; override in the subclass) ----------------
     dim: int = 16
@@ -99,6 +95,10 @@ class VectorIndexContract(ContractGuard):
             full_metadata=self.stores_arbitrary_metadata,
             context=context,
         )
+
+
+class VectorWriteContract(_VectorIndexBase):
+    """Construction properties and writes: upsert, last write wins, bad vectors, batches."""
 
     # ---- properties -----------------------------------------------------------------
 
@@ -230,6 +230,9 @@ class VectorIndexContract(ContractGuard):
         oracle = VectorOracle(self.dim, -1.0)
         oracle.upsert(records[550:])
         check_hits(await index.query(vecs[0], 60), oracle, vecs[0], 60, tol=self.score_tolerance)
+
+class VectorQueryContract(_VectorIndexBase):
+    """Search: the oracle's hits, threshold, ties, scope pre-filtering, stored fields."""
 
     # ---- query ------------------------------------------------------------------------
 
@@ -448,6 +451,9 @@ class VectorIndexContract(ContractGuard):
         self._same(got[0], bare)
         self._same(got[1], empty)
 
+class VectorReadContract(_VectorIndexBase):
+    """Reads by id, stored vectors, scoring, deletes, counts, namespaces."""
+
     # ---- get / get_vectors / delete / count --------------------------------------------
 
     async def test_get_in_request_order(self, vector_index_factory: VectorIndexFactory) -> None:
@@ -553,6 +559,9 @@ class VectorIndexContract(ContractGuard):
         await chunks.delete(["shared-id"])
         assert await entities.count() == 1
 
+class VectorPropertyContract(_VectorIndexBase):
+    """Random corpora against the oracle (hypothesis)."""
+
     # ---- property test --------------------------------------------------------------
 
     @settings(
@@ -612,6 +621,9 @@ class VectorIndexContract(ContractGuard):
             else:
                 self._same(actual, expected)
 
+class VectorScanContract(_VectorIndexBase):
+    """The scan capability (:mod:`hexrag.ports.scan`)."""
+
     # ---- scan (hexrag.ports.scan) --------------------------------------------------------
 
     async def test_scan_lists_every_record_with_its_vector(
@@ -659,3 +671,20 @@ class VectorIndexContract(ContractGuard):
         await check_resume_after_writes(
             index.scan_records, lambda r: r.id, {r.id for r in records}, write
         )
+
+
+
+class VectorIndexContract(
+    VectorWriteContract,
+    VectorQueryContract,
+    VectorReadContract,
+    VectorPropertyContract,
+    VectorScanContract,
+):
+    """Subclass in a ``Test*`` class and override the ``vector_index_factory`` fixture.
+
+    The factory returns a **fresh, empty** index each call (use a unique collection / table /
+    key prefix per call, and drop them at fixture teardown); it may return an awaitable. The
+    tests come from the capability mixins (writes, queries, reads, property tests, scan), each
+    usable alone for a backend that offers only part of the port's capabilities.
+    """

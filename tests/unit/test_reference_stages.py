@@ -14,7 +14,7 @@ from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.core import chunks as fast_chunks
 from hexrag.core.model import Entity, Relation
 from hexrag.core.reference import pick_chunks, sorted_chunk_lists, truncate_stage
-from hexrag.core.run import EntityItem, RelationItem, RunStats
+from hexrag.core.run import ChunkItem, EntityItem, RelationItem, RunStats
 from hexrag.core.truncation import truncate
 
 TOK = default_tokenizer()
@@ -116,3 +116,30 @@ def test_stage3_fast_equals_reference(
         assert got_r == want_r.ids and bool(fb_r) == want_r.fell_back
     else:
         assert got_r == []
+
+
+chunk_items = st.lists(
+    st.builds(
+        lambda cid, content, fp, head: ChunkItem(cid, content, fp, head),
+        st.sampled_from([f"c{i}" for i in range(12)]),
+        text,
+        st.sampled_from(["a.md", "b.md", "unknown_source", ""]),
+        st.sampled_from(["", "Guide > Setup", "章 > 节"]),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chunk_items, st.integers(-5, 400))
+def test_stage4_token_cut_equals_reference(chunks: list[ChunkItem], budget: int) -> None:
+    import json
+
+    from hexrag.core import context
+    from hexrag.core.reference import chunk_row, kept_chunks
+
+    assert len(context._truncate_chunks(chunks, budget, TOK)) == kept_chunks(chunks, budget, TOK)
+    for c in chunks:
+        for with_ref in (False, True):
+            want = json.dumps(chunk_row(c, with_ref), ensure_ascii=False)
+            assert context._chunk_line(c, with_ref) == want
