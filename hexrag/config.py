@@ -586,7 +586,7 @@ class StackConfig(BaseSettings):
         allowed = {
             "vector_index": ("postgres", "milvus"),
             "chunk_store": ("postgres", "redis"),
-            "graph_store": ("postgres", "memory"),
+            "graph_store": ("postgres", "neo4j", "memory"),
         }
         if self.workdir is not None and all(
             stores[role].kind == "memory" for role in ("vector_index", "chunk_store")
@@ -602,8 +602,9 @@ class StackConfig(BaseSettings):
                 "layout = lightrag reads a LightRAG 1.5.7 deployment in place: vector_index "
                 "is PGVectorStorage (postgresql://) or MilvusVectorDBStorage (milvus://), "
                 "chunk_store PGKVStorage (postgresql://) or RedisKVStorage (redis://), "
-                "graph_store PGTableGraphStorage (postgresql://) or NetworkXStorage (memory, "
-                "with workdir = LightRAG's working_dir); got " + ", ".join(wrong)
+                "graph_store PGTableGraphStorage (postgresql://), Neo4JStorage (neo4j://) or "
+                "NetworkXStorage (memory, with workdir = LightRAG's working_dir); got "
+                + ", ".join(wrong)
             )
         if stores["graph_store"].kind == "memory" and self.workdir is None:
             raise ConfigurationError(
@@ -1091,6 +1092,19 @@ class _Builder:
             out["graph"] = LightRAGPgGraphStore(
                 await self.pg_pool(gspec.url), workspace=pg_ws, timeout=timeout
             )
+        elif gspec.kind == "neo4j":
+            _require("neo4j", "graph_store = neo4j://")
+            from hexrag.adapters.neo4j.lightrag_layout import LightRAGNeo4jGraphStore
+
+            assert gspec.url is not None
+            user, password, uri = _split_credentials(gspec.url)
+            uri, database = _split_database(uri)
+            self.say(f"LightRAG Neo4JStorage at {redact_url(gspec.url)}, workspace {ws!r}")
+            store = LightRAGNeo4jGraphStore.from_url(
+                uri, workspace=ws, user=user, password=password, database=database
+            )
+            self.closers.append(("neo4j", store.aclose))
+            out["graph"] = store
         else:
             import asyncio
 

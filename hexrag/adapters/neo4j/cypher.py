@@ -43,6 +43,7 @@ __all__ = [
     "ALL_STATEMENTS",
     "COUNTER_LABEL",
     "LABEL_PLACEHOLDER",
+    "LIGHTRAG_STATEMENTS",
     "NODE_INDEX_PLACEHOLDER",
     "REL_TYPE",
     "Statement",
@@ -370,4 +371,153 @@ ALL_STATEMENTS: tuple[Statement, ...] = (
     COUNT_EDGES,
     SCAN_NODES,
     SCAN_EDGES,
+)
+
+
+# --------------------------------------------------------------------------------------
+# LightRAG 1.5.7's own layout (``Neo4JStorage``), read and written in place
+# (:mod:`hexrag.adapters.neo4j.lightrag_layout`): one undirected ``DIRECTED`` relationship
+# per entity pair, no relation ids, ``source_id`` as LightRAG's ``<SEP>``-joined string.
+# Writes are LightRAG's own statements (``SET ... +=`` merges properties); endpoint nodes are
+# MERGEd so a relation never needs a prior node write.
+# --------------------------------------------------------------------------------------
+
+LR_CREATE_NODE_INDEX = Statement(
+    "lr_create_node_index",
+    "CREATE INDEX IF NOT EXISTS FOR (n:<LABEL>) ON (n.entity_id)",
+    (),
+    "schema",
+)
+
+LR_UPSERT_NODES = Statement(
+    "lr_upsert_nodes",
+    """\
+UNWIND $items AS row
+MERGE (n:<LABEL> {entity_id: row.entity_id})
+SET n += row.props""",
+    ("items",),
+    "write",
+)
+
+LR_UPSERT_EDGES = Statement(
+    "lr_upsert_edges",
+    """\
+UNWIND $items AS row
+MERGE (source:<LABEL> {entity_id: row.src})
+MERGE (target:<LABEL> {entity_id: row.tgt})
+MERGE (source)-[r:DIRECTED]-(target)
+SET r += row.props""",
+    ("items",),
+    "write",
+)
+
+LR_DELETE_NODES = Statement(
+    "lr_delete_nodes",
+    """\
+UNWIND $names AS name
+MATCH (n:<LABEL> {entity_id: name})
+DETACH DELETE n""",
+    ("names",),
+    "write",
+)
+
+# $pairs: [{a, b}]; either orientation (the relationship is undirected in LightRAG's use).
+LR_DELETE_PAIRS = Statement(
+    "lr_delete_pairs",
+    """\
+UNWIND $pairs AS pair
+MATCH (:<LABEL> {entity_id: pair.a})-[r:DIRECTED]-(:<LABEL> {entity_id: pair.b})
+DELETE r""",
+    ("pairs",),
+    "write",
+)
+
+LR_DROP_WORKSPACE = Statement(
+    "lr_drop_workspace",
+    """\
+MATCH (n:<LABEL>)
+DETACH DELETE n""",
+    (),
+    "write",
+)
+
+# LightRAG's node_degrees_batch: undirected relationship count.
+LR_NODE_DEGREES = Statement(
+    "lr_node_degrees",
+    """\
+UNWIND $names AS name
+MATCH (n:<LABEL> {entity_id: name})
+OPTIONAL MATCH (n)-[r]-()
+RETURN name, count(r) AS degree""",
+    ("names",),
+    "read",
+)
+
+# LightRAG's get_nodes_edges_batch, rows in the server's order (LightRAG keeps that order).
+LR_GET_NODE_EDGES = Statement(
+    "lr_get_node_edges",
+    """\
+UNWIND $names AS name
+MATCH (n:<LABEL> {entity_id: name})
+OPTIONAL MATCH (n)-[r]-(connected:<LABEL>)
+RETURN name, connected.entity_id AS connected,
+       startNode(r).entity_id AS start, properties(r) AS props""",
+    ("names",),
+    "read",
+)
+
+# LightRAG's get_edges_batch: every relationship of a pair (LightRAG keeps the first).
+LR_GET_EDGES_BY_PAIRS = Statement(
+    "lr_get_edges_by_pairs",
+    """\
+UNWIND $pairs AS pair
+MATCH (s:<LABEL> {entity_id: pair.a})-[r:DIRECTED]-(t:<LABEL> {entity_id: pair.b})
+RETURN pair.a AS a, pair.b AS b, startNode(r).entity_id AS src, endNode(r).entity_id AS tgt,
+       properties(r) AS props""",
+    ("pairs",),
+    "read",
+)
+
+# Whole-id membership in LightRAG's <SEP>-joined source_id (one pass over the relationships).
+LR_GET_EDGES_BY_CHUNK_IDS = Statement(
+    "lr_get_edges_by_chunk_ids",
+    """\
+MATCH (s:<LABEL>)-[r:DIRECTED]->(t:<LABEL>)
+WHERE any(chunk_id IN split(coalesce(r.source_id, ''), '<SEP>') WHERE chunk_id IN $chunk_ids)
+RETURN s.entity_id AS src, t.entity_id AS tgt, properties(r) AS props""",
+    ("chunk_ids",),
+    "read",
+)
+
+LR_SCAN_EDGES = Statement(
+    "lr_scan_edges",
+    """\
+MATCH (s:<LABEL>)-[r:DIRECTED]->(t:<LABEL>)
+WHERE $after_src IS NULL
+   OR s.entity_id > $after_src
+   OR (s.entity_id = $after_src AND t.entity_id > $after_tgt)
+RETURN s.entity_id AS src, t.entity_id AS tgt, properties(r) AS props
+ORDER BY src, tgt
+LIMIT $limit""",
+    ("after_src", "after_tgt", "limit"),
+    "read",
+)
+
+#: The statements of the LightRAG-layout adapter (GET_NODES, COUNT_*, SCAN_NODES are shared).
+LIGHTRAG_STATEMENTS: tuple[Statement, ...] = (
+    LR_CREATE_NODE_INDEX,
+    LR_UPSERT_NODES,
+    LR_UPSERT_EDGES,
+    LR_DELETE_NODES,
+    LR_DELETE_PAIRS,
+    LR_DROP_WORKSPACE,
+    GET_NODES,
+    LR_NODE_DEGREES,
+    LR_GET_NODE_EDGES,
+    LR_GET_EDGES_BY_PAIRS,
+    LR_GET_EDGES_BY_CHUNK_IDS,
+    COUNT_NODES,
+    COUNT_EDGES,
+    SCAN_NODES,
+    LR_SCAN_EDGES,
 )
