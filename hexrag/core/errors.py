@@ -11,6 +11,7 @@ status codes (``InvalidQuery`` -> 400/422, ``NotFound`` -> 404, ``BackendUnavail
     ├── ConfigurationError        bad settings, wrong embedding dimension, unknown adapter
     ├── InvalidQuery              a query or QueryParam the engine cannot run
     │   └── InvalidScope          unknown scope field, malformed scope value
+    ├── InvalidDocument           a document ingestion cannot take as given
     ├── NotFound                  a working directory, collection or record that must exist
     └── BackendError              a store or model server failed
         ├── BackendUnavailable    cannot connect / refused / not started
@@ -58,3 +59,7 @@ class BackendUnavailable(BackendError):
 
 class BackendTimeout(BackendError):
     """The backend did not answer within the configured time."""
+
+
+class InvalidDocument(HexragError, ValueError):
+    """A document cannot be ingested as given (e.g. a segment over the chunk token limit)."""
