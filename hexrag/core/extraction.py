@@ -29,6 +29,7 @@ __all__ = [
     "fix_tuple_delimiter_corruption",
     "normalize_extracted_info",
     "parse_extraction",
+    "remove_think_tags",
     "sanitize_text_for_encoding",
 ]
 
@@ -76,6 +77,14 @@ class ExtractedRelation:
 # --------------------------------------------------------------------------------------
 # LightRAG's text cleaning (utils.py)
 # --------------------------------------------------------------------------------------
+
+
+def remove_think_tags(text: str) -> str:
+    """LightRAG's ``remove_think_tags`` (every LLM answer passes it): an orphaned ``</think>``
+    prefix and every ``<think>...</think>`` block removed, then stripped."""
+    text = re.sub(r"^((?!<think>).)*?</think>", "", text, flags=re.DOTALL)
+    text = re.sub(r"<think>.*?</think>", "", text, flags=re.DOTALL)
+    return text.strip()
 
 
 def split_by_markers(content: str | None, markers: list[str]) -> list[str]:
