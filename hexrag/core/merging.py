@@ -1,0 +1,231 @@
+"""Merging an entity's extracted fragments into its graph node: LightRAG 1.5.7's rule, plainly.
+
+:func:`merge_entity` is LightRAG's ``_merge_nodes_then_upsert`` (``operate.py``) without the
+storage calls - the caller passes the stored node and chunk-tracking row and writes the result:
+
+* chunk ids: the tracking row's list (the node's ``source_id`` when there is no row) merged
+  with the fragments' chunk ids (order kept, ``<SEP>``-split, de-duplicated); the node keeps
+  at most ``max_source_ids`` of them - the first ones (``KEEP``, the default; fragments from
+  dropped chunks are then ignored, and a node already full is left as it is) or the last ones
+  (``FIFO``);
+* type: the most frequent of the fragments' types and the stored one (first seen wins ties);
+* description: the stored fragments, then the new ones - unique by text, ordered by
+  timestamp then longest first - de-duplicated after sanitising, then joined or summarised
+  (:func:`hexrag.core.summary.merge_descriptions`); ``"Entity <name>"`` when there is none;
+* file paths: stored then new, unique, at most ``max_file_paths`` plus LightRAG's
+  ``...truncated...(KEEP Old)`` / ``(FIFO)`` marker;
+* the vector record: id ``ent-`` + md5(name), content ``"<name>\\n<description>"`` (cut to the
+  embedding model's token limit when one is set).
+
+``tests/unit/test_merging.py`` proves it equal to LightRAG's own function.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hexrag.core.extraction import sanitize_text_for_encoding, split_by_markers
+from hexrag.core.ids import entity_id
+from hexrag.core.model import GRAPH_FIELD_SEP
+from hexrag.core.summary import SummaryLimits, merge_descriptions
+from hexrag.core.tokenizer import Tokenizer, truncate_by_token_limit
+
+__all__ = ["MergeSettings", "MergedEntity", "merge_entity", "merge_source_ids"]
+
+
+@dataclass(frozen=True, slots=True)
+class MergeSettings:
+    """LightRAG's ``MAX_SOURCE_IDS_PER_ENTITY`` (200), ``SOURCE_IDS_LIMIT_METHOD`` (KEEP),
+    ``MAX_FILE_PATHS`` (75), the file-path placeholder, the summary limits and the embedding
+    model's token limit (``None``: vector contents are not cut)."""
+
+    max_source_ids: int = 200
+    limit_method: str = "KEEP"
+    max_file_paths: int = 75
+    file_path_placeholder: str = "truncated"
+    summary: SummaryLimits = field(default_factory=SummaryLimits)
+    embedding_token_limit: int | None = None
+
+
+@dataclass(frozen=True)
+class MergedEntity:
+    """The node to write, its vector record and chunk-tracking row (``None`` when the node is
+    left as stored: a ``KEEP`` node already full), and whether the LLM summarised."""
+
+    node: dict[str, Any]
+    vector: dict[str, Any] | None
+    tracked_chunk_ids: list[str] | None
+    llm_used: bool = False
+    changed: bool = True
+
+
+def merge_source_ids(*sequences: Sequence[Any] | None) -> list[str]:
+    """LightRAG's ``merge_source_ids``: flattened, ``<SEP>``-split, stripped, unique."""
+    merged: list[str] = []
+    seen: set[str] = set()
+    for sequence in sequences:
+        for source_id in sequence or ():
+            if not source_id:
+                continue
+            for sid in split_by_markers(str(source_id), [GRAPH_FIELD_SEP]):
+                if sid not in seen:
+                    seen.add(sid)
+                    merged.append(sid)
+    return merged
+
+
+def _limit(ids: list[str], limit: int, method: str) -> list[str]:
+    if limit <= 0:
+        return []
+    if len(ids) <= limit:
+        return list(ids)
+    return ids[-limit:] if method.upper() == "FIFO" else ids[:limit]
+
+
+def _dedup_sanitized(*groups: Sequence[str]) -> tuple[list[str], int]:
+    combined: list[str] = []
+    seen: set[str] = set()
+    boundary = 0
+    for i, group in enumerate(groups):
+        for desc in group:
+            clean = sanitize_text_for_encoding(desc)
+            if clean and clean not in seen:
+                seen.add(clean)
+                combined.append(clean)
+        if i == 0:
+            boundary = len(combined)
+    return combined, boundary
+
+
+def _file_paths(
+    stored: list[str], fragments: Sequence[Mapping[str, Any]], settings: MergeSettings
+) -> str:
+    placeholder = settings.file_path_placeholder
+    paths: list[str] = []
+    seen: set[str] = set()
+    truncated_before = False
+    for fp in stored:
+        if fp and fp.startswith(f"...{placeholder}"):
+            truncated_before = True
+            continue
+        if fp and fp not in seen:
+            paths.append(fp)
+            seen.add(fp)
+    for dp in fragments:
+        item = dp.get("file_path")
+        if item and item not in seen:
+            paths.append(item)
+            seen.add(item)
+    del truncated_before  # only LightRAG's log line uses it
+    if len(paths) > settings.max_file_paths:
+        if settings.limit_method.upper() == "FIFO":
+            paths = [*paths[-settings.max_file_paths :], f"...{placeholder}...(FIFO)"]
+        else:
+            paths = [*paths[: settings.max_file_paths], f"...{placeholder}...(KEEP Old)"]
+    return GRAPH_FIELD_SEP.join(paths)
+
+
+def _vector_content(text: str, tokenizer: Tokenizer, limit: int | None) -> str:
+    if not text or limit is None or int(limit) <= 0:
+        return text
+    return text[: truncate_by_token_limit(tokenizer, text, int(limit))]
+
+
+async def merge_entity(
+    name: str,
+    fragments: Sequence[Mapping[str, Any]],
+    stored: Mapping[str, Any] | None,
+    tracking: Mapping[str, Any] | None,
+    *,
+    settings: MergeSettings,
+    tokenizer: Tokenizer,
+    summarize: Callable[[str], Awaitable[str]],
+) -> MergedEntity:
+    """Merge ``fragments`` (LightRAG's extracted entity dicts: ``entity_type``,
+    ``description``, ``source_id``, ``file_path``, ``timestamp``) into the ``stored`` node
+    (its properties, or ``None``) given the entity's ``tracking`` row (``{"chunk_ids": [...]}``
+    or ``None``)."""
+    stored_types: list[str] = []
+    stored_ids: list[str] = []
+    stored_paths: list[str] = []
+    stored_descs: list[str] = []
+    if stored:
+        etype = stored.get("entity_type")
+        if not isinstance(etype, str) or not etype.strip():
+            etype = "UNKNOWN"
+        if "," in etype:
+            tokens = [t.strip() for t in etype.split(",") if t.strip()]
+            etype = tokens[0] if tokens else "UNKNOWN"
+        stored_types.append(etype)
+        stored_ids.extend((stored.get("source_id") or "").split(GRAPH_FIELD_SEP))
+        stored_paths.extend((stored.get("file_path") or "unknown_source").split(GRAPH_FIELD_SEP))
+        desc = (stored.get("description") or "").strip()
+        if desc:
+            stored_descs.extend(desc.split(GRAPH_FIELD_SEP))
+    new_ids = [dp["source_id"] for dp in fragments if dp.get("source_id")]
+    has_row = isinstance(tracking, Mapping) and isinstance(tracking.get("chunk_ids"), list)
+    if has_row:
+        assert tracking is not None
+        existing_full = [c for c in tracking["chunk_ids"] if c]
+    else:
+        existing_full = [c for c in stored_ids if c]
+    full_ids = merge_source_ids(existing_full, new_ids)
+    tracked = full_ids if full_ids else None
+    source_ids = _limit(full_ids, settings.max_source_ids, settings.limit_method)
+    keep = settings.limit_method.upper() != "FIFO"
+    if keep:
+        allowed = set(source_ids)
+        fragments = [
+            dp for dp in fragments
+            if not (dp.get("source_id") and dp["source_id"] not in allowed
+                    and dp["source_id"] not in existing_full)
+        ]
+        if len(existing_full) >= settings.max_source_ids and not fragments:
+            if not stored:
+                raise ValueError(f"Internal Error: already_node missing for `{name}`")
+            return MergedEntity(dict(stored), None, tracked, changed=False)
+    counts = Counter([dp["entity_type"] for dp in fragments] + stored_types)
+    entity_type = sorted(counts.items(), key=lambda x: x[1], reverse=True)[0][0]
+    unique: dict[str, Mapping[str, Any]] = {}
+    for dp in fragments:
+        desc = dp.get("description")
+        if desc and desc not in unique:
+            unique[desc] = dp
+    ordered = sorted(
+        unique.values(), key=lambda x: (x.get("timestamp", 0), -len(x.get("description", "")))
+    )
+    descriptions, _ = _dedup_sanitized(stored_descs, [dp["description"] for dp in ordered])
+    if not descriptions:
+        descriptions = [f"Entity {name}"]
+    description, llm_used = await merge_descriptions(
+        "Entity", name, descriptions, GRAPH_FIELD_SEP,
+        tokenizer=tokenizer, limits=settings.summary, summarize=summarize,
+    )
+    file_path = _file_paths(stored_paths, fragments, settings)
+    truncation = ""
+    if len(source_ids) < len(full_ids):
+        truncation = (
+            f"FIFO {len(source_ids)}/{len(full_ids)}" if not keep else "KEEP Old"
+        )
+    source_id = GRAPH_FIELD_SEP.join(source_ids)
+    node = {
+        "entity_id": name,
+        "entity_type": entity_type,
+        "description": description,
+        "source_id": source_id,
+        "file_path": file_path,
+        "truncate": truncation,
+    }
+    vector = {
+        "id": entity_id(name),
+        "entity_name": name,
+        "entity_type": entity_type,
+        "content": _vector_content(f"{name}\n{description}", tokenizer,
+                                   settings.embedding_token_limit),
+        "source_id": source_id,
+        "file_path": file_path,
+    }
+    return MergedEntity(node, vector, tracked, llm_used)
