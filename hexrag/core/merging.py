@@ -28,12 +28,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hexrag.core.extraction import sanitize_text_for_encoding, split_by_markers
-from hexrag.core.ids import entity_id
+from hexrag.core.ids import entity_id, mdhash_id
 from hexrag.core.model import GRAPH_FIELD_SEP
 from hexrag.core.summary import SummaryLimits, merge_descriptions
 from hexrag.core.tokenizer import Tokenizer, truncate_by_token_limit
 
-__all__ = ["MergeSettings", "MergedEntity", "merge_entity", "merge_source_ids"]
+__all__ = [
+    "EndpointUpdate",
+    "MergeSettings",
+    "MergedEntity",
+    "MergedRelation",
+    "merge_entity",
+    "merge_relation",
+    "merge_source_ids",
+]
+
+#: Source ids that are no evidence of a relation (LightRAG's RELATION_NO_EVIDENCE_SOURCE_IDS).
+NO_EVIDENCE = frozenset({"manual_creation", "UNKNOWN"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +54,7 @@ class MergeSettings:
     model's token limit (``None``: vector contents are not cut)."""
 
     max_source_ids: int = 200
+    max_source_ids_relation: int = 200
     limit_method: str = "KEEP"
     max_file_paths: int = 75
     file_path_placeholder: str = "truncated"
@@ -229,3 +241,196 @@ async def merge_entity(
         "file_path": file_path,
     }
     return MergedEntity(node, vector, tracked, llm_used)
+
+
+@dataclass(frozen=True)
+class EndpointUpdate:
+    """What a relation merge does to one endpoint entity: a node to write (``created``: it
+    did not exist), its vector record and chunk-tracking row (``None``: unchanged)."""
+
+    name: str
+    node: dict[str, Any] | None
+    vector: dict[str, Any] | None
+    tracked_chunk_ids: list[str] | None
+    created: bool = False
+
+
+@dataclass(frozen=True)
+class MergedRelation:
+    """The edge to write (``None``: left as stored), its vector record (``id``, and the
+    reverse-pair id to delete), the tracking row, the endpoint updates, LLM use."""
+
+    edge: dict[str, Any] | None
+    vector: dict[str, Any] | None
+    stale_vector_ids: list[str]
+    tracked_chunk_ids: list[str] | None
+    endpoints: list[EndpointUpdate]
+    llm_used: bool = False
+
+
+def _endpoint(
+    name: str,
+    stored: Mapping[str, Any] | None,
+    tracking: Mapping[str, Any] | None,
+    *,
+    description: str,
+    source_id: str,
+    source_ids: list[str],
+    full_ids: list[str],
+    file_path: str,
+    settings: MergeSettings,
+    tokenizer: Tokenizer,
+) -> EndpointUpdate:
+    if stored is None:
+        node = {
+            "entity_id": name, "source_id": source_id, "description": description,
+            "entity_type": "UNKNOWN", "file_path": file_path, "truncate": "",
+        }
+        vector = {
+            "id": entity_id(name), "content": _vector_content(
+                f"{name}\n{description}", tokenizer, settings.embedding_token_limit),
+            "entity_name": name, "source_id": source_id, "entity_type": "UNKNOWN",
+            "file_path": file_path,
+        }
+        tracked = [c for c in full_ids if c] or None
+        return EndpointUpdate(name, node, vector, tracked, created=True)
+    has_row = isinstance(tracking, Mapping) and isinstance(tracking.get("chunk_ids"), list)
+    existing: list[str] = []
+    if has_row:
+        assert tracking is not None
+        existing = [c for c in tracking["chunk_ids"] if c]
+    elif stored.get("source_id"):
+        existing = str(stored["source_id"]).split(GRAPH_FIELD_SEP)
+    merged = merge_source_ids(existing, [c for c in source_ids if c])
+    tracked = merged if merged != existing else None
+    limited = GRAPH_FIELD_SEP.join(_limit(merged, settings.max_source_ids, settings.limit_method))
+    if limited == stored.get("source_id", ""):
+        return EndpointUpdate(name, None, None, tracked)
+    node = {**stored, "source_id": limited}
+    vector = {
+        "id": entity_id(name),
+        "content": _vector_content(f"{name}\n{stored.get('description', '')}", tokenizer,
+                                   settings.embedding_token_limit),
+        "entity_name": name, "source_id": limited,
+        "entity_type": stored.get("entity_type", "UNKNOWN"),
+        "file_path": stored.get("file_path", "unknown_source"),
+    }
+    return EndpointUpdate(name, node, vector, tracked)
+
+
+async def merge_relation(
+    src: str,
+    tgt: str,
+    fragments: Sequence[Mapping[str, Any]],
+    stored: Mapping[str, Any] | None,
+    tracking: Mapping[str, Any] | None,
+    endpoints: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]],
+    *,
+    settings: MergeSettings,
+    tokenizer: Tokenizer,
+    summarize: Callable[[str], Awaitable[str]],
+) -> MergedRelation | None:
+    """LightRAG's ``_merge_edges_then_upsert`` without the storage calls: ``stored`` is the
+    pair's edge (or ``None``), ``tracking`` its chunk-tracking row, ``endpoints`` maps each
+    endpoint name to its stored node and tracking row. ``None`` for a self-loop."""
+    if src == tgt:
+        return None
+    weights: list[float] = []
+    stored_ids: list[str] = []
+    stored_paths: list[str] = []
+    stored_descs: list[str] = []
+    stored_keywords: list[str] = []
+    if stored:
+        weights.append(stored.get("weight", 1.0))
+        if stored.get("source_id") is not None:
+            stored_ids.extend(stored["source_id"].split(GRAPH_FIELD_SEP))
+        if stored.get("file_path") is not None:
+            stored_paths.extend(stored["file_path"].split(GRAPH_FIELD_SEP))
+        if stored.get("description") is not None:
+            stored_descs.extend(stored["description"].split(GRAPH_FIELD_SEP))
+        if stored.get("keywords") is not None:
+            stored_keywords.extend(split_by_markers(stored["keywords"], [GRAPH_FIELD_SEP]))
+    new_ids = [dp["source_id"] for dp in fragments if dp.get("source_id")]
+    has_row = isinstance(tracking, Mapping) and isinstance(tracking.get("chunk_ids"), list)
+    if has_row:
+        assert tracking is not None
+        existing_full = [c for c in tracking["chunk_ids"] if c and c not in NO_EVIDENCE]
+    else:
+        existing_full = [c for c in stored_ids if c and c not in NO_EVIDENCE]
+    full_ids = merge_source_ids(existing_full, new_ids)
+    tracked = full_ids if full_ids else None
+    source_ids = _limit(full_ids, settings.max_source_ids_relation, settings.limit_method)
+    keep = settings.limit_method.upper() != "FIFO"
+    if keep:
+        allowed = set(source_ids)
+        fragments = [
+            dp for dp in fragments
+            if not (dp.get("source_id") and dp["source_id"] not in allowed
+                    and dp["source_id"] not in existing_full)
+        ]
+        if len(existing_full) >= settings.max_source_ids_relation and not fragments:
+            if not stored:
+                raise ValueError(f"Internal Error: already_node missing for `{src}`~`{tgt}`")
+            return MergedRelation(None, None, [], tracked, [])
+    source_id = GRAPH_FIELD_SEP.join(source_ids)
+    seen_sources = set(stored_ids)
+    weight = sum(
+        [dp["weight"] for dp in fragments
+         if dp.get("source_id") and dp["source_id"] not in seen_sources] + weights
+    )
+    evidence = len({c for c in source_ids if c and c not in NO_EVIDENCE})
+    weight = max(float(weight), float(evidence))
+    keywords_set: set[str] = set()
+    for text in stored_keywords:
+        if text:
+            keywords_set.update(k.strip() for k in text.split(",") if k.strip())
+    for dp in fragments:
+        if dp.get("keywords"):
+            keywords_set.update(k.strip() for k in dp["keywords"].split(",") if k.strip())
+    keywords = ",".join(sorted(keywords_set))
+    unique: dict[str, Mapping[str, Any]] = {}
+    for dp in fragments:
+        desc = dp.get("description")
+        if desc and desc not in unique:
+            unique[desc] = dp
+    ordered = sorted(
+        unique.values(), key=lambda x: (x.get("timestamp", 0), -len(x.get("description", "")))
+    )
+    descriptions, _ = _dedup_sanitized(stored_descs, [dp["description"] for dp in ordered])
+    if not descriptions:
+        raise ValueError(f"Relation {src}~{tgt} has no description")
+    description, llm_used = await merge_descriptions(
+        "Relation", f"({src}, {tgt})", descriptions, GRAPH_FIELD_SEP,
+        tokenizer=tokenizer, limits=settings.summary, summarize=summarize,
+    )
+    file_path = _file_paths(stored_paths, fragments, settings)
+    truncation = ""
+    if len(source_ids) < len(full_ids):
+        truncation = f"FIFO {len(source_ids)}/{len(full_ids)}" if not keep else "KEEP Old"
+    updates = [
+        _endpoint(name, *endpoints.get(name, (None, None)), description=description,
+                  source_id=source_id, source_ids=source_ids, full_ids=full_ids,
+                  file_path=file_path, settings=settings, tokenizer=tokenizer)
+        for name in (src, tgt)
+    ]
+    a, b = (tgt, src) if src > tgt else (src, tgt)
+    rid = relation_id_of(a, b)
+    reverse = relation_id_of(b, a)
+    vector = {
+        "id": rid, "src_id": a, "tgt_id": b, "source_id": source_id,
+        "content": _vector_content(f"{keywords}\t{a}\n{b}\n{description}", tokenizer,
+                                   settings.embedding_token_limit),
+        "keywords": keywords, "description": description, "weight": weight,
+        "file_path": file_path,
+    }
+    edge = {
+        "weight": weight, "description": description, "keywords": keywords,
+        "source_id": source_id, "file_path": file_path, "truncate": truncation,
+    }
+    return MergedRelation(edge, vector, [reverse] if reverse != rid else [], tracked, updates,
+                          llm_used)
+
+
+def relation_id_of(a: str, b: str) -> str:
+    """``rel-`` + md5 of the concatenated names, in the given order (LightRAG's vector id)."""
+    return mdhash_id(a + b, "rel-")
