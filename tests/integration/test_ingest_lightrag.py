@@ -1,0 +1,201 @@
+"""hexrag's ingestion equals LightRAG 1.5.7's ``ainsert`` on the same documents and the same
+scripted LLM: identical chunks, entities, relations (descriptions, types, keywords, weights,
+source ids, file paths) and vector records (ids, contents, vectors).
+
+The LLM's answers are computed from the chunk text in the prompt (capitalised words become
+entities, neighbours become relations; the gleaning round lengthens one description, which
+LightRAG keeps), and description summaries answer with a digest of their prompt. Small chunks
+(20 tokens, 4 overlapping) spread every entity over many chunks, so fragments are merged, and
+summarised from three on (``force_llm_summary_on_merge = 3``). Both sides run with the same
+frozen clock; LightRAG writes its working directory, hexrag writes the same format
+(``save_workdir``) and both are read back with ``load_workdir``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import re
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hexrag.adapters.memory import HashingEmbedder
+from hexrag.adapters.tiktoken_offline import default_tokenizer
+from hexrag.adapters.workdir import empty_workdir_stack, load_workdir, save_workdir
+from hexrag.core.extraction_prompts import COMPLETION_DELIMITER, TUPLE_DELIMITER
+from hexrag.core.ingestion import Ingestor, IngestSettings
+from hexrag.core.merging import MergeSettings
+from hexrag.core.summary import SummaryLimits
+from hexrag.devtools.lightrag_data import (
+    _quiet_lightrag,
+    lightrag_embedding_func,
+    register_offline_tiktoken,
+    require_lightrag,
+)
+
+require_lightrag()
+
+D = TUPLE_DELIMITER
+NOW = 1_700_000_000
+DIM = 32
+DOCS = [
+    "Acme Corp builds Acme CRM. Acme CRM syncs contacts with Mailchimp every night. "
+    "Mailchimp sends the Newsletter. The Newsletter reaches Europe and Asia. "
+    "Acme CRM also exports Invoices to Xero for Finance teams.",
+    "Zapier connects Acme CRM to Slack. Slack notifies Sales when Mailchimp bounces. "
+    "Sales reviews Invoices in Xero. Acme Corp hires Support in Europe.",
+]
+
+
+def _input_text(prompt: str) -> str:
+    m = re.search(r"---Input Text---\n```\n(.*?)\n```", prompt, re.S)
+    return m.group(1) if m else ""
+
+
+def scripted(prompt: str, system: str | None, history: Sequence[Mapping[str, Any]]) -> str:
+    """Deterministic answers from the prompt alone (both sides get the same)."""
+    if system and history:  # gleaning: a longer description of the first entity
+        text = _input_text(str(history[0]["content"]))
+        words = list(dict.fromkeys(re.findall(r"\b[A-Z][a-zA-Z]+\b", text)))
+        if not words:
+            return COMPLETION_DELIMITER
+        w = words[0]
+        return (f"entity{D}{w}{D}concept{D}{w} is described at length in: {text[:60]}\n"
+                f"{COMPLETION_DELIMITER}")
+    if system:
+        text = _input_text(prompt)
+        words = list(dict.fromkeys(re.findall(r"\b[A-Z][a-zA-Z]+\b", text)))[:5]
+        lines = [f"entity{D}{w}{D}concept{D}{w} appears in: {text[:30]}" for w in words]
+        lines += [f"relation{D}{a}{D}{b}{D}co-occurs, text{D}{a} and {b} appear together"
+                  for a, b in itertools.pairwise(words)]
+        return "\n".join([*lines, COMPLETION_DELIMITER])
+    return "Summary " + hashlib.md5(prompt.encode("utf-8")).hexdigest()[:10]
+
+
+class ScriptedLLM:
+    model_name = "scripted"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def complete(self, prompt: str, *, system_prompt: str | None = None,
+                       history: Sequence[Mapping[str, Any]] = (), json_mode: bool = False) -> str:
+        self.calls += 1
+        return scripted(prompt, system_prompt, history)
+
+    async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover - unused
+        yield await self.complete(prompt)
+
+
+def _lightrag(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, int]:
+    register_offline_tiktoken()
+    from lightrag import LightRAG
+    from lightrag.utils import TiktokenTokenizer
+
+    _quiet_lightrag()
+    calls = 0
+
+    async def llm(prompt: str, system_prompt: str | None = None,
+                  history_messages: list[dict[str, Any]] | None = None, **_: Any) -> str:
+        nonlocal calls
+        calls += 1
+        return scripted(prompt, system_prompt, history_messages or [])
+
+    monkeypatch.setattr(time, "time", lambda: float(NOW))
+
+    async def run() -> None:
+        rag = LightRAG(
+            working_dir=str(tmp), workspace="lr",
+            embedding_func=lightrag_embedding_func(HashingEmbedder(DIM)),
+            llm_model_func=llm, tokenizer=TiktokenTokenizer("gpt-4o-mini"),
+            chunk_token_size=20, chunk_overlap_token_size=4, force_llm_summary_on_merge=3,
+            enable_llm_cache=False, enable_llm_cache_for_entity_extract=False,
+        )
+        await rag.initialize_storages()
+        try:
+            for doc in DOCS:
+                await rag.ainsert(doc)
+        finally:
+            await rag.finalize_storages()
+
+    asyncio.run(run())
+    monkeypatch.undo()
+    return tmp / "lr", calls
+
+
+def _hexrag(tmp: Path) -> tuple[Path, int]:
+    stack = empty_workdir_stack(DIM)
+    llm = ScriptedLLM()
+    ingestor = Ingestor(
+        entities=stack.entities, relationships=stack.relationships, chunks=stack.chunks,
+        graph=stack.graph, chunk_store=stack.chunk_store, llm=llm,
+        embedder=HashingEmbedder(DIM), tokenizer=default_tokenizer(), clock=lambda: NOW,
+        settings=IngestSettings(
+            chunk_token_size=20, chunk_overlap_token_size=4,
+            merge=MergeSettings(summary=SummaryLimits(force_llm_summary_on_merge=3)),
+        ),
+    )
+
+    async def run() -> None:
+        for doc in DOCS:
+            await ingestor.ingest_text(doc)
+
+    asyncio.run(run())
+    out = tmp / "hx"
+    save_workdir(stack, out)
+    return out, llm.calls
+
+
+def _view(path: Path) -> dict[str, Any]:
+    wd = load_workdir(path, embedder_dim=DIM)
+
+    async def read() -> dict[str, Any]:
+        from hexrag.ports.scan import scan_all
+
+        out: dict[str, Any] = {}
+        chunks = []
+        async for page in scan_all(wd.chunk_store.scan_chunks):
+            chunks += page.items
+        out["chunks"] = {c.id: (c.content, c.tokens, c.full_doc_id, c.chunk_order_index,
+                                c.file_path) for c in chunks}
+        nodes = []
+        async for page in scan_all(wd.graph.scan_nodes):
+            nodes += page.items
+        out["nodes"] = {e.name: (e.entity_type, e.description, e.source_id, e.file_path,
+                                 e.created_at, dict(e.properties)) for e in nodes}
+        edges = []
+        async for page in scan_all(wd.graph.scan_edges):
+            edges += page.items
+        out["edges"] = {r.pair: (r.description, r.keywords, r.weight, r.source_id,
+                                 r.file_path, dict(r.properties)) for r in edges}
+        for ns in ("entities", "relationships", "chunks"):
+            index = getattr(wd, ns)
+            records = []
+            async for page in scan_all(index.scan_records):
+                records += page.items
+            out["vec_" + ns] = {
+                r.id: (r.content, r.source_id, r.file_path, r.entity_name, r.src_id, r.tgt_id,
+                       r.full_doc_id, np.round(np.asarray(r.vector, dtype=np.float64), 5).tolist())
+                for r in records
+            }
+        return out
+
+    return asyncio.run(read())
+
+
+def test_ingestion_equals_lightrags_insert(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lr_dir, lr_calls = _lightrag(tmp_path, monkeypatch)
+    hx_dir, hx_calls = _hexrag(tmp_path)
+    want, got = _view(lr_dir), _view(hx_dir)
+    assert len(want["chunks"]) > 4 and len(want["nodes"]) > 8 and len(want["edges"]) > 8
+    assert any(d.startswith("Summary ") for (_, d, *_rest) in want["nodes"].values()), \
+        "some entity must have been summarised by the LLM"
+    for part in ("chunks", "nodes", "edges", "vec_entities", "vec_relationships", "vec_chunks"):
+        assert got[part] == want[part], part
+    assert hx_calls == lr_calls
