@@ -752,6 +752,128 @@ class _Bars:
         self.progress.console.log(message)
 
 
+_TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+
+
+def _documents(paths: list[Path]) -> list[Path]:
+    """The text files named by ``paths`` (folders: their .txt/.md files, recursively, sorted)."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            out += sorted(p for p in path.rglob("*") if p.suffix.lower() in _TEXT_SUFFIXES
+                          and p.is_file())
+        elif path.is_file():
+            out.append(path)
+        else:
+            _fail(f"no such file or folder: {path}")
+    if not out:
+        _fail("no .txt or .md document found in the given paths")
+    return out
+
+
+@app.command("ingest")
+def ingest_command(
+    paths: Annotated[
+        list[Path], typer.Argument(help="Text files (.txt, .md) or folders of them.",
+                                   show_default=False)
+    ],
+    stack: Annotated[Path, typer.Option("--stack", help=_STACK_HELP, show_default=False)],
+    llm: Annotated[
+        str | None,
+        typer.Option(help="Extraction LLM, e.g. openai:gpt-4o-mini (OPENAI_BASE_URL, "
+                     "OPENAI_API_KEY); default: the stack's LLM.", show_default=False),
+    ] = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(help="Embedder spec; default: the stack's (hashing for a working "
+                     "directory).", show_default=False),
+    ] = None,
+    product_id: Annotated[
+        str | None, typer.Option(help="Product of these documents (scope metadata).")
+    ] = None,
+    category: Annotated[str | None, typer.Option(help="Category (scope metadata).")] = None,
+    source: Annotated[
+        str | None, typer.Option(help="Source label (default: the file name).")
+    ] = None,
+    chunk_size: Annotated[
+        int, typer.Option(help="CHUNK_SIZE: tokens per chunk.", min=2, max=100000)
+    ] = 1200,
+    chunk_overlap: Annotated[
+        int, typer.Option(help="CHUNK_OVERLAP_SIZE: tokens shared by neighbours.", min=0)
+    ] = 100,
+) -> None:
+    """Insert documents into STACK as LightRAG 1.5.7 does: chunks, LLM entity/relation
+    extraction (with gleaning), merged descriptions, vectors.
+
+    With --product-id/--category every chunk, entity and relation of these documents carries
+    them in LightRAG's encoded file_path (product_id:<pid>:category:<cat>:source:<src>), so
+    scoped queries see them. A working directory is written at the end (LightRAG opens it).
+    """
+    if chunk_overlap >= chunk_size:
+        _fail("--chunk-overlap must be smaller than --chunk-size")
+    files = _documents(paths)
+
+    async def go() -> dict[str, int]:
+        import time
+
+        from hexrag.adapters.tiktoken_offline import default_tokenizer
+        from hexrag.bootstrap import open_stack
+        from hexrag.config import StackConfig, build_llm
+        from hexrag.core.ingestion import Ingestor, IngestSettings
+        from hexrag.embedders import aresolve_embedder
+
+        model = None
+        if embedder is not None:
+            model = await aresolve_embedder(embedder)
+        elif stack.suffix.lower() != ".toml":
+            model = await aresolve_embedder("hashing:384") if not stack.exists() else None
+        opened = await open_stack(
+            stack, create_dim=model.dim if model is not None else 384, embedder=model
+        )
+        try:
+            embed = model or opened.engine.embedder
+            chat = build_llm(StackConfig(llm=llm)) if llm else opened.engine.llm
+            if chat is None:
+                _fail("ingestion needs an LLM: pass --llm openai:MODEL (any OpenAI-compatible "
+                      "server via OPENAI_BASE_URL / OPENAI_API_KEY) or set llm in the stack")
+            s = opened.stores
+            ingestor = Ingestor(
+                entities=s.entities, relationships=s.relationships, chunks=s.chunks,
+                graph=s.graph, chunk_store=s.chunk_store, llm=chat, embedder=embed,
+                tokenizer=default_tokenizer(), clock=lambda: int(time.time()),
+                settings=IngestSettings(chunk_token_size=chunk_size,
+                                        chunk_overlap_token_size=chunk_overlap),
+            )
+            totals = {"documents": 0, "chunks": 0, "entities": 0, "relations": 0,
+                      "llm_calls": 0}
+            with _Bars() as bars:
+                for i, file in enumerate(files):
+                    bars("documents", i, len(files))
+                    label = source or file.name
+                    file_path = (
+                        f"product_id:{product_id or ''}:category:{category or ''}:source:{label}"
+                        if product_id or category else file.name
+                    )
+                    report = await ingestor.ingest_text(
+                        file.read_text(encoding="utf-8"), file_path=file_path
+                    )
+                    totals["documents"] += 1
+                    totals["chunks"] += len(report.chunk_ids)
+                    totals["entities"] += len(report.entities)
+                    totals["relations"] += len(report.relations)
+                    totals["llm_calls"] += report.llm_calls
+                bars("documents", len(files), len(files))
+            await opened.commit()
+            if llm and chat is not None and hasattr(chat, "aclose"):
+                await chat.aclose()
+            return totals
+        finally:
+            await opened.aclose()
+
+    totals = _guarded(lambda: asyncio.run(go()))
+    typer.echo(f"ingested into {stack}: {json.dumps(totals)}")
+
+
 @app.command("export")
 def export_command(
     stack: Annotated[Path, typer.Argument(help=_STACK_HELP, show_default=False)],

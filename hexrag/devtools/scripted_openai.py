@@ -287,6 +287,7 @@ class ScriptedOpenAIServer:
             for script in self._scripts.values():
                 script.clear()
             self._defaults = {r: Reply() for r in ROUTES}
+            self._chat_responder = None
             self._requests.clear()
             self._in_flight = defaultdict(int)
             self._max_in_flight = defaultdict(int)
@@ -340,6 +341,12 @@ class ScriptedOpenAIServer:
         self._check_route(route)
         with self._lock:
             self._scripts[route].extend(replies)
+
+    def set_chat_responder(self, responder: Any) -> None:
+        """Compute default chat replies from the request's ``messages``
+        (``responder(messages) -> str``; ``None``: the echo)."""
+        with self._lock:
+            self._chat_responder = responder
 
     def set_default(self, route: str, reply: Reply) -> None:
         """The reply ``route`` gives when its script is empty."""
@@ -485,6 +492,9 @@ class ScriptedOpenAIServer:
 
     async def _chat(self, reply: Reply, body: dict[str, Any], send: _Send) -> None:
         content = reply.content
+        responder = getattr(self, "_chat_responder", None)
+        if content is None and reply.reasoning is None and responder is not None:
+            content = responder(body.get("messages") or [])
         if content is None and reply.reasoning is None:
             user = ""
             for sent in body.get("messages") or []:

@@ -14,9 +14,6 @@ frozen clock; LightRAG writes its working directory, hexrag writes the same form
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import itertools
-import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,7 +25,7 @@ import pytest
 from hexrag.adapters.memory import HashingEmbedder
 from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.adapters.workdir import empty_workdir_stack, load_workdir, save_workdir
-from hexrag.core.extraction_prompts import COMPLETION_DELIMITER, TUPLE_DELIMITER
+from hexrag.core.extraction_prompts import TUPLE_DELIMITER
 from hexrag.core.ingestion import Ingestor, IngestSettings
 from hexrag.core.merging import MergeSettings
 from hexrag.core.summary import SummaryLimits
@@ -38,6 +35,7 @@ from hexrag.devtools.lightrag_data import (
     register_offline_tiktoken,
     require_lightrag,
 )
+from hexrag.devtools.scripted_kg import kg_reply
 
 require_lightrag()
 
@@ -53,29 +51,9 @@ DOCS = [
 ]
 
 
-def _input_text(prompt: str) -> str:
-    m = re.search(r"---Input Text---\n```\n(.*?)\n```", prompt, re.S)
-    return m.group(1) if m else ""
-
-
 def scripted(prompt: str, system: str | None, history: Sequence[Mapping[str, Any]]) -> str:
     """Deterministic answers from the prompt alone (both sides get the same)."""
-    if system and history:  # gleaning: a longer description of the first entity
-        text = _input_text(str(history[0]["content"]))
-        words = list(dict.fromkeys(re.findall(r"\b[A-Z][a-zA-Z]+\b", text)))
-        if not words:
-            return COMPLETION_DELIMITER
-        w = words[0]
-        return (f"entity{D}{w}{D}concept{D}{w} is described at length in: {text[:60]}\n"
-                f"{COMPLETION_DELIMITER}")
-    if system:
-        text = _input_text(prompt)
-        words = list(dict.fromkeys(re.findall(r"\b[A-Z][a-zA-Z]+\b", text)))[:5]
-        lines = [f"entity{D}{w}{D}concept{D}{w} appears in: {text[:30]}" for w in words]
-        lines += [f"relation{D}{a}{D}{b}{D}co-occurs, text{D}{a} and {b} appear together"
-                  for a, b in itertools.pairwise(words)]
-        return "\n".join([*lines, COMPLETION_DELIMITER])
-    return "Summary " + hashlib.md5(prompt.encode("utf-8")).hexdigest()[:10]
+    return kg_reply(prompt, system, history)
 
 
 class ScriptedLLM:

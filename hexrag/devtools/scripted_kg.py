@@ -1,0 +1,61 @@
+"""A deterministic stand-in for an extraction LLM (tests, demos): answers LightRAG's
+extraction, gleaning and summary prompts from the prompt text alone.
+
+* extraction (a system prompt and the ``---Input Text---`` block): the first five distinct
+  capitalised words of the chunk become ``concept`` entities, neighbours become relations;
+* gleaning (a system prompt and history): the first entity again, with a longer description;
+* anything else (description summaries): ``Summary <md5 of the prompt>``.
+
+:func:`kg_reply` is the function; :func:`chat_responder` adapts it to
+:class:`hexrag.devtools.scripted_openai.ScriptedOpenAIServer`'s chat route.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hexrag.core.extraction_prompts import COMPLETION_DELIMITER, TUPLE_DELIMITER
+
+__all__ = ["chat_responder", "kg_reply"]
+
+D = TUPLE_DELIMITER
+_WORD = re.compile(r"\b[A-Z][a-zA-Z]+\b")
+
+
+def _input_text(prompt: str) -> str:
+    m = re.search(r"---Input Text---\n```\n(.*?)\n```", prompt, re.S)
+    return m.group(1) if m else ""
+
+
+def kg_reply(prompt: str, system: str | None, history: Sequence[Mapping[str, Any]]) -> str:
+    """The scripted answer to one LLM call (see the module docstring)."""
+    if system and history:
+        text = _input_text(str(history[0].get("content", "")))
+        words = list(dict.fromkeys(_WORD.findall(text)))
+        if not words:
+            return COMPLETION_DELIMITER
+        w = words[0]
+        return (f"entity{D}{w}{D}concept{D}{w} is described at length in: {text[:60]}\n"
+                f"{COMPLETION_DELIMITER}")
+    if system:
+        text = _input_text(prompt)
+        words = list(dict.fromkeys(_WORD.findall(text)))[:5]
+        lines = [f"entity{D}{w}{D}concept{D}{w} appears in: {text[:30]}" for w in words]
+        lines += [f"relation{D}{a}{D}{b}{D}co-occurs, text{D}{a} and {b} appear together"
+                  for a, b in itertools.pairwise(words)]
+        return "\n".join([*lines, COMPLETION_DELIMITER])
+    return "Summary " + hashlib.md5(prompt.encode("utf-8")).hexdigest()[:10]
+
+
+def chat_responder(messages: Sequence[Mapping[str, Any]]) -> str:
+    """:func:`kg_reply` for OpenAI chat ``messages`` (system, history..., user)."""
+    system = None
+    rest = list(messages)
+    if rest and rest[0].get("role") == "system":
+        system = str(rest.pop(0).get("content"))
+    prompt = str(rest[-1].get("content")) if rest else ""
+    return kg_reply(prompt, system, rest[:-1])

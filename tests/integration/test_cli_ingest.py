@@ -1,0 +1,85 @@
+"""``hexrag ingest`` through the real command line, with an OpenAI-compatible server (the
+scripted one, answering extraction, gleaning and summary prompts deterministically): a new
+working directory is written that LightRAG's format reader loads, product metadata reaches
+every record's file_path, and a scoped query sees only its product's chunks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hexrag.devtools.scripted_kg import chat_responder
+from hexrag.devtools.scripted_openai import ScriptedOpenAIServer
+
+CRM = ("Acme CRM syncs contacts with Mailchimp every night. Mailchimp sends the Newsletter. "
+       "Acme CRM exports Invoices to Xero for Finance teams.")
+ERP = "Acme ERP books Invoices in Xero. Xero reports to Finance. Acme ERP plans Inventory."
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer() as s:
+        s.set_chat_responder(chat_responder)
+        yield s
+
+
+def _cli(server: ScriptedOpenAIServer, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test"}
+    return subprocess.run([sys.executable, "-m", "hexrag.cli", *args], capture_output=True,
+                          text=True, timeout=300, env=env)
+
+
+def test_ingest_writes_a_scoped_working_directory(server: ScriptedOpenAIServer,
+                                                  tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "crm").mkdir(parents=True)
+    (docs / "erp").mkdir(parents=True)
+    (docs / "crm" / "crm.md").write_text(CRM, encoding="utf-8")
+    (docs / "erp" / "erp.txt").write_text(ERP, encoding="utf-8")
+    rag = tmp_path / "rag"
+    for folder, pid in (("crm", "p-crm"), ("erp", "p-erp")):
+        done = _cli(server, "ingest", str(docs / folder), "--stack", str(rag),
+                    "--llm", "openai:scripted", "--embedder", "hashing:64",
+                    "--product-id", pid, "--category", folder,
+                    "--chunk-size", "20", "--chunk-overlap", "4")
+        assert done.returncode == 0, done.stderr[-3000:]
+        totals = json.loads(done.stdout.split(": ", 1)[1])
+        assert totals["documents"] == 1 and totals["chunks"] >= 2 and totals["entities"] >= 4
+        assert totals["llm_calls"] >= 2 * totals["chunks"]  # extraction + gleaning per chunk
+    assert server.count("chat") > 0
+
+    from hexrag.adapters.workdir import load_workdir
+
+    wd = load_workdir(rag)
+    chunks = list(wd.chunk_store.iter_chunks())
+    assert {c.file_path for c in chunks} == {"product_id:p-crm:category:crm:source:crm.md",
+                                             "product_id:p-erp:category:erp:source:erp.txt"}
+    xero = next(e for e in wd.graph.iter_nodes() if e.name == "Xero")
+    assert "p-crm" in (xero.file_path or "") and "p-erp" in (xero.file_path or "")
+
+    scoped = subprocess.run(
+        [sys.executable, "-m", "hexrag.cli", "query", "Who books invoices in Xero?",
+         "--workdir", str(rag), "--embedder", "hashing", "--mode", "mix", "--json",
+         "--scope", "product_id=p-erp", "--hl", "Xero invoices", "--ll", "Xero"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert scoped.returncode == 0, scoped.stderr[-3000:]
+    data = json.loads(scoped.stdout)
+    files = {c["file_path"] for c in data["data"]["chunks"]}
+    assert files == {"product_id:p-erp:category:erp:source:erp.txt"}, files
+
+
+def test_ingest_without_an_llm_is_refused(tmp_path: Path) -> None:
+    doc = tmp_path / "a.txt"
+    doc.write_text("Acme CRM.", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "hexrag.cli", "ingest", str(doc), "--stack",
+                           str(tmp_path / "rag")], capture_output=True, text=True, timeout=120,
+                          env={k: v for k, v in os.environ.items()
+                               if k not in ("HEXRAG_LLM", "LLM_BINDING")})
+    assert done.returncode != 0 and "needs an LLM" in done.stderr
