@@ -36,6 +36,7 @@ from hexrag.devtools.lightrag_data import (
     require_lightrag,
 )
 from hexrag.devtools.scripted_kg import kg_reply
+from tests.services.postgres import pg_dsn  # noqa: F401
 
 require_lightrag()
 
@@ -87,9 +88,13 @@ def _lightrag(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, int]:
 
     monkeypatch.setattr(time, "time", lambda: float(NOW))
 
+    import uuid
+
+    workspace = "lr" + uuid.uuid4().hex[:8]  # LightRAG shares storages per workspace in-process
+
     async def run() -> None:
         rag = LightRAG(
-            working_dir=str(tmp), workspace="lr",
+            working_dir=str(tmp), workspace=workspace,
             embedding_func=lightrag_embedding_func(HashingEmbedder(DIM)),
             llm_model_func=llm, tokenizer=TiktokenTokenizer("gpt-4o-mini"),
             chunk_token_size=20, chunk_overlap_token_size=4, force_llm_summary_on_merge=3,
@@ -104,21 +109,13 @@ def _lightrag(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, int]:
 
     asyncio.run(run())
     monkeypatch.undo()
-    return tmp / "lr", calls
+    return tmp / workspace, calls
 
 
 def _hexrag(tmp: Path) -> tuple[Path, int]:
     stack = empty_workdir_stack(DIM)
     llm = ScriptedLLM()
-    ingestor = Ingestor(
-        entities=stack.entities, relationships=stack.relationships, chunks=stack.chunks,
-        graph=stack.graph, chunk_store=stack.chunk_store, llm=llm,
-        embedder=HashingEmbedder(DIM), tokenizer=default_tokenizer(), clock=lambda: NOW,
-        settings=IngestSettings(
-            chunk_token_size=20, chunk_overlap_token_size=4,
-            merge=MergeSettings(summary=SummaryLimits(force_llm_summary_on_merge=3)),
-        ),
-    )
+    ingestor = _ingestor(stack, llm)
 
     async def run() -> None:
         for doc in DOCS:
@@ -130,41 +127,59 @@ def _hexrag(tmp: Path) -> tuple[Path, int]:
     return out, llm.calls
 
 
+async def _view_of(stores: Any) -> dict[str, Any]:
+    """Every record of a stack, through the scan capability, in comparable form."""
+    from hexrag.ports.scan import scan_all
+
+    out: dict[str, Any] = {}
+    chunks = []
+    async for page in scan_all(stores.chunk_store.scan_chunks):
+        chunks += page.items
+    out["chunks"] = {c.id: (c.content, c.tokens, c.full_doc_id, c.chunk_order_index,
+                            c.file_path) for c in chunks}
+    nodes = []
+    async for page in scan_all(stores.graph.scan_nodes):
+        nodes += page.items
+    out["nodes"] = {e.name: (e.entity_type, e.description, e.source_id, e.file_path,
+                             e.created_at, dict(e.properties)) for e in nodes}
+    edges = []
+    async for page in scan_all(stores.graph.scan_edges):
+        edges += page.items
+    out["edges"] = {r.pair: (r.description, r.keywords, r.weight, r.source_id,
+                             r.file_path, dict(r.properties)) for r in edges}
+    for ns in ("entities", "relationships", "chunks"):
+        index = getattr(stores, ns)
+        records = []
+        async for page in scan_all(index.scan_records):
+            records += page.items
+        out["vec_" + ns] = {
+            r.id: (r.content, r.source_id, r.file_path, r.entity_name, r.src_id, r.tgt_id,
+                   r.full_doc_id,
+                   np.round(np.asarray(r.vector, dtype=np.float64), 5).tolist())
+            for r in records
+        }
+    return out
+
+
 def _view(path: Path) -> dict[str, Any]:
-    wd = load_workdir(path, embedder_dim=DIM)
+    return asyncio.run(_view_of(load_workdir(path, embedder_dim=DIM)))
 
-    async def read() -> dict[str, Any]:
-        from hexrag.ports.scan import scan_all
 
-        out: dict[str, Any] = {}
-        chunks = []
-        async for page in scan_all(wd.chunk_store.scan_chunks):
-            chunks += page.items
-        out["chunks"] = {c.id: (c.content, c.tokens, c.full_doc_id, c.chunk_order_index,
-                                c.file_path) for c in chunks}
-        nodes = []
-        async for page in scan_all(wd.graph.scan_nodes):
-            nodes += page.items
-        out["nodes"] = {e.name: (e.entity_type, e.description, e.source_id, e.file_path,
-                                 e.created_at, dict(e.properties)) for e in nodes}
-        edges = []
-        async for page in scan_all(wd.graph.scan_edges):
-            edges += page.items
-        out["edges"] = {r.pair: (r.description, r.keywords, r.weight, r.source_id,
-                                 r.file_path, dict(r.properties)) for r in edges}
-        for ns in ("entities", "relationships", "chunks"):
-            index = getattr(wd, ns)
-            records = []
-            async for page in scan_all(index.scan_records):
-                records += page.items
-            out["vec_" + ns] = {
-                r.id: (r.content, r.source_id, r.file_path, r.entity_name, r.src_id, r.tgt_id,
-                       r.full_doc_id, np.round(np.asarray(r.vector, dtype=np.float64), 5).tolist())
-                for r in records
-            }
-        return out
+def _compare(want: dict[str, Any], got: dict[str, Any]) -> None:
+    for part in ("chunks", "nodes", "edges", "vec_entities", "vec_relationships", "vec_chunks"):
+        assert got[part] == want[part], part
 
-    return asyncio.run(read())
+
+def _ingestor(stores: Any, llm: ScriptedLLM) -> Ingestor:
+    return Ingestor(
+        entities=stores.entities, relationships=stores.relationships, chunks=stores.chunks,
+        graph=stores.graph, chunk_store=stores.chunk_store, llm=llm,
+        embedder=HashingEmbedder(DIM), tokenizer=default_tokenizer(), clock=lambda: NOW,
+        settings=IngestSettings(
+            chunk_token_size=20, chunk_overlap_token_size=4,
+            merge=MergeSettings(summary=SummaryLimits(force_llm_summary_on_merge=3)),
+        ),
+    )
 
 
 def test_ingestion_equals_lightrags_insert(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,6 +189,44 @@ def test_ingestion_equals_lightrags_insert(tmp_path: Path, monkeypatch: pytest.M
     assert len(want["chunks"]) > 4 and len(want["nodes"]) > 8 and len(want["edges"]) > 8
     assert any(d.startswith("Summary ") for (_, d, *_rest) in want["nodes"].values()), \
         "some entity must have been summarised by the LLM"
-    for part in ("chunks", "nodes", "edges", "vec_entities", "vec_relationships", "vec_chunks"):
-        assert got[part] == want[part], part
+    _compare(want, got)
     assert hx_calls == lr_calls
+
+
+@pytest.mark.backend("postgres")
+def test_ingestion_into_postgres_equals_lightrags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pg_dsn: str  # noqa: F811
+) -> None:
+    """The same documents ingested into hexrag's PostgreSQL stores (pgvector, graph, chunks)
+    hold exactly what LightRAG's insert wrote."""
+    import uuid
+    from types import SimpleNamespace
+
+    from hexrag.adapters.postgres import (
+        PgChunkStore,
+        PgGraphStore,
+        PgVectorIndex,
+        create_pool,
+    )
+
+    lr_dir, _ = _lightrag(tmp_path, monkeypatch)
+    want = _view(lr_dir)
+
+    async def run() -> dict[str, Any]:
+        pool = await create_pool(pg_dsn)
+        prefix = "ing" + uuid.uuid4().hex[:8]
+        try:
+            stores = SimpleNamespace(
+                **{ns: PgVectorIndex(pool, namespace=ns, dim=DIM, table_prefix=prefix)  # type: ignore[arg-type]
+                   for ns in ("entities", "relationships", "chunks")},
+                graph=PgGraphStore(pool, table_prefix=prefix),
+                chunk_store=PgChunkStore(pool, table_prefix=prefix),
+            )
+            ingestor = _ingestor(stores, ScriptedLLM())
+            for doc in DOCS:
+                await ingestor.ingest_text(doc)
+            return await _view_of(stores)
+        finally:
+            await pool.close()
+
+    _compare(want, asyncio.run(run()))

@@ -68,8 +68,10 @@ def test_all_statements_are_enumerated() -> None:
     module_statements = {
         v.name for v in vars(cypher).values() if isinstance(v, cypher.Statement)
     }
-    assert module_statements == {s.name for s in cypher.ALL_STATEMENTS}
+    listed = cypher.ALL_STATEMENTS + cypher.LIGHTRAG_STATEMENTS
+    assert module_statements == {s.name for s in listed}
     assert len({s.name for s in cypher.ALL_STATEMENTS}) == len(cypher.ALL_STATEMENTS)
+    assert len({s.name for s in cypher.LIGHTRAG_STATEMENTS}) == len(cypher.LIGHTRAG_STATEMENTS)
 
 
 @pytest.mark.parametrize(
