@@ -230,3 +230,46 @@ def test_ingestion_into_postgres_equals_lightrags(
             await pool.close()
 
     _compare(want, asyncio.run(run()))
+
+
+@pytest.mark.backend("milvus")
+@pytest.mark.backend("redis")
+def test_ingestion_into_milvus_redis_equals_lightrags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same documents ingested into Milvus Lite (vectors) + Redis (chunks) + the memory
+    graph hold exactly what LightRAG's insert wrote."""
+    import uuid
+    from types import SimpleNamespace
+
+    from hexrag.adapters.memory import MemoryGraphStore
+    from hexrag.adapters.milvus import MilvusVectorIndex
+    from hexrag.adapters.redis import RedisChunkStore
+    from tests.services.milvus import shared_milvus
+    from tests.services.redis import redis_server_url
+
+    lr_dir, _ = _lightrag(tmp_path, monkeypatch)
+    want = _view(lr_dir)
+    _uri, client = shared_milvus()
+    tag = uuid.uuid4().hex[:8]
+
+    async def run() -> dict[str, Any]:
+        chunk_store = RedisChunkStore.from_url(redis_server_url(), workspace="ing" + tag)
+        stores = SimpleNamespace(
+            **{ns: MilvusVectorIndex(client, collection=f"ing_{tag}_{ns}", namespace=ns,  # type: ignore[arg-type]
+                                     dim=DIM, index_type="FLAT")
+               for ns in ("entities", "relationships", "chunks")},
+            graph=MemoryGraphStore(), chunk_store=chunk_store,
+        )
+        try:
+            ingestor = _ingestor(stores, ScriptedLLM())
+            for doc in DOCS:
+                await ingestor.ingest_text(doc)
+            return await _view_of(stores)
+        finally:
+            await chunk_store.clear()
+            await chunk_store.aclose()
+            for ns in ("entities", "relationships", "chunks"):
+                await getattr(stores, ns).drop()
+
+    _compare(want, asyncio.run(run()))
