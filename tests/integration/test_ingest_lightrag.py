@@ -273,3 +273,45 @@ def test_ingestion_into_milvus_redis_equals_lightrags(
                 await getattr(stores, ns).drop()
 
     _compare(want, asyncio.run(run()))
+
+
+def test_lightrag_answers_from_what_hexrag_ingested(tmp_path: Path) -> None:
+    """LightRAG 1.5.7 opens the working directory hexrag ingested and answers every mode as
+    hexrag answers on it (WEIGHT picking, keywords supplied)."""
+    from hexrag.devtools.lightrag_data import (
+        KeywordQuery,
+        LightRAGDir,
+        diff_query_data,
+        hexrag_query_data,
+        lightrag_query_data,
+        open_hexrag,
+        open_lightrag,
+    )
+
+    out, _ = _hexrag(tmp_path)
+    wd = LightRAGDir(out.parent, out.name)
+    queries = [
+        KeywordQuery("How does Acme CRM sync with Mailchimp?", ("co-occurs",),
+                     ("Acme", "Mailchimp")),
+        KeywordQuery("Who reviews invoices in Xero?", ("text",), ("Xero", "Sales")),
+    ]
+
+    async def run() -> list[str]:
+        embedder = HashingEmbedder(DIM)
+        rag = await open_lightrag(wd, embedder, kg_chunk_pick_method="WEIGHT")
+        engine = await open_hexrag(out, embedder, kg_chunk_pick_method="WEIGHT")
+        diffs: list[str] = []
+        found = 0
+        try:
+            for q in queries:
+                for mode in ("local", "global", "hybrid", "mix", "naive"):
+                    lr = await lightrag_query_data(rag, mode, q)
+                    hx = await hexrag_query_data(engine, mode, q)
+                    found += len(lr["data"].get("entities", [])) + len(lr["data"].get("chunks", []))
+                    diffs += [f"{q.query} {mode}: {d}" for d in diff_query_data(lr, hx)]
+        finally:
+            await rag.finalize_storages()
+        assert found > 10
+        return diffs
+
+    assert asyncio.run(run()) == []
