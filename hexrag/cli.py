@@ -689,8 +689,26 @@ async def _serve(
             )
             return (await check_stack(stores)).to_json()
 
+        ingestor = None
+        unavailable = None
+        if stack.plan.workdir is not None:
+            unavailable = ("document ingestion over HTTP needs a server-backed stack; a LightRAG "
+                           "working directory takes documents through `hexrag ingest`")
+        elif stack.engine.llm is not None:
+            import time as _time
+
+            from hexrag.core.ingestion import Ingestor
+
+            s = stack.engine.stores
+            ingestor = Ingestor(
+                entities=s.entities, relationships=s.relationships, chunks=s.chunks,
+                graph=s.graph, chunk_store=s.chunk_store, llm=stack.engine.llm,
+                embedder=stack.engine.embedder, tokenizer=stack.engine.tokenizer,
+                clock=lambda: int(_time.time()),
+            )
         app_ = create_app(
-            stack.engine, probes=stack.probes(), settings=api, consistency=consistency
+            stack.engine, probes=stack.probes(), settings=api, consistency=consistency,
+            ingestor=ingestor, ingest_unavailable=unavailable,
         )
         server = _server_class()(
             uvicorn.Config(app_, host=host, port=port, log_level=log_level, lifespan="off")

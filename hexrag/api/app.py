@@ -36,6 +36,7 @@ from prometheus_client import (
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 
+from hexrag.api.documents import DocumentQueue, add_document_routes
 from hexrag.api.limits import ApiSettings
 from hexrag.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware, CatchAllMiddleware
 from hexrag.api.models import (
@@ -55,6 +56,7 @@ from hexrag.core.errors import (
     InvalidQuery,
     NotFound,
 )
+from hexrag.core.ingestion import Ingestor
 
 __all__ = ["DEFAULT_REQUIRED_STORES", "Metrics", "create_app", "safe_text"]
 
@@ -217,8 +219,13 @@ def create_app(
     probe_timeout: float = PROBE_TIMEOUT,
     consistency: Callable[[], Awaitable[Mapping[str, Any]]] | None = None,
     consistency_interval: float = 3600.0,
+    ingestor: Ingestor | None = None,
+    ingest_unavailable: str | None = None,
 ) -> FastAPI:
     """Build the app around ``engine``.
+
+    ``ingestor`` enables the document endpoints (:mod:`hexrag.api.documents`); without one
+    they answer 503 with ``ingest_unavailable`` (default: the stack needs an LLM).
 
     ``probes`` maps a store name to an async callable that raises when the store is unhealthy
     (its result, when an ``int``, is the store's record count); by default every store of the
@@ -553,6 +560,10 @@ def create_app(
         """Prometheus text format."""
         return PlainTextResponse(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
+    queue = DocumentQueue(ingestor)
+    if ingest_unavailable:
+        queue.why_not = ingest_unavailable
+    add_document_routes(app, queue, responses=_QUERY_ERRORS)
     return app
 
 

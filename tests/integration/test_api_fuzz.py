@@ -44,7 +44,19 @@ def _app() -> object:
         embedder=demo.engine.embedder,
         llm=FakeLLM(),
     )
-    return create_app(engine, settings=ApiSettings())
+    import time
+
+    from hexrag.adapters.tiktoken_offline import default_tokenizer
+    from hexrag.core.ingestion import Ingestor
+
+    # the document endpoints are fuzzed too, with a real (background) ingestion pipeline
+    ingestor = Ingestor(
+        entities=demo.entities, relationships=demo.relationships, chunks=demo.chunks,
+        graph=demo.graph, chunk_store=demo.chunk_store, llm=FakeLLM(),
+        embedder=demo.engine.embedder, tokenizer=default_tokenizer(),
+        clock=lambda: int(time.time()),
+    )
+    return create_app(engine, settings=ApiSettings(), ingestor=ingestor)
 
 
 schema = schemathesis.openapi.from_asgi("/openapi.json", _app())

@@ -1,0 +1,240 @@
+"""LightRAG-compatible document endpoints: insert texts, list their status, pipeline status.
+
+``POST /documents/text`` and ``POST /documents/texts`` (LightRAG's bodies: ``text`` /
+``texts`` and ``file_source`` / ``file_sources``, plus hexrag's ``product_id``, ``category``
+and ``source`` scope metadata) answer at once with a ``track_id``; the documents are then
+ingested in the background, one at a time (LightRAG's pipeline is single-flight), by
+:class:`hexrag.core.ingestion.Ingestor`, while queries keep being served. ``GET /documents``
+lists every document this server received with its status (``pending``, ``processing``,
+``processed``, ``failed`` with the error), ``GET /documents/pipeline_status`` says whether
+the pipeline is busy. A failed document records a short error and never fails the server.
+Statuses live in the server process (hexrag has no document-status store yet). A stack
+without an LLM answers 503 naming the missing setting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from fastapi import FastAPI
+from pydantic import BaseModel, Field, field_validator
+
+from hexrag.api.models import _check_text
+from hexrag.core.errors import ConfigurationError, HexragError, InvalidQuery
+from hexrag.core.extraction import sanitize_text_for_encoding
+from hexrag.core.ids import mdhash_id
+from hexrag.core.ingestion import Ingestor
+
+__all__ = ["DocumentQueue", "add_document_routes"]
+
+MAX_TEXTS = 1000
+MAX_LABEL = 512
+Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL)]
+
+
+class InsertTextRequest(BaseModel):
+    """LightRAG's ``InsertTextRequest`` (+ hexrag's scope metadata)."""
+
+    text: str = Field(..., min_length=1, description="The document text.")
+    file_source: Label | None = None
+    product_id: Label | None = None
+    category: Label | None = None
+    source: Label | None = None
+
+    @field_validator("text", "file_source", "product_id", "category", "source")
+    @classmethod
+    def _text(cls, value: str | None) -> str | None:
+        return _check_text(value)
+
+
+class InsertTextsRequest(BaseModel):
+    """LightRAG's ``InsertTextsRequest`` (+ hexrag's scope metadata)."""
+
+    texts: list[Annotated[str, Field(min_length=1)]] = Field(
+        ..., min_length=1, max_length=MAX_TEXTS
+    )
+    file_sources: list[Label] | None = Field(default=None, max_length=MAX_TEXTS)
+    product_id: Label | None = None
+    category: Label | None = None
+    source: Label | None = None
+
+    @field_validator("texts", "file_sources")
+    @classmethod
+    def _texts(cls, value: list[str] | None) -> list[str] | None:
+        for item in value or []:
+            _check_text(item)
+        return value
+
+    @field_validator("product_id", "category", "source")
+    @classmethod
+    def _label(cls, value: str | None) -> str | None:
+        return _check_text(value)
+
+
+class InsertResponse(BaseModel):
+    """LightRAG's ``InsertResponse``."""
+
+    status: Literal["success", "duplicated", "partial_success", "failure"]
+    message: str
+    track_id: str
+
+
+@dataclass
+class _Doc:
+    id: str
+    text: str
+    file_path: str
+    track_id: str
+    status: str = "pending"
+    created_at: str = ""
+    updated_at: str = ""
+    chunks_count: int | None = None
+    error_msg: str | None = None
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "content_summary": self.text[:100],
+            "content_length": len(self.text),
+            "status": self.status,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "track_id": self.track_id,
+            "chunks_count": self.chunks_count,
+            "error_msg": self.error_msg,
+            "file_path": self.file_path,
+        }
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+@dataclass
+class DocumentQueue:
+    """The documents of this server and the single-flight background pipeline."""
+
+    ingestor: Ingestor | None
+    why_not: str = (
+        "document ingestion is not configured: the stack has no LLM (set llm = "
+        "\"openai:MODEL\" in the stack TOML, or HEXRAG_LLM)"
+    )
+    docs: dict[str, _Doc] = field(default_factory=dict)
+    queue: list[str] = field(default_factory=list)
+    busy: bool = False
+    latest_message: str = ""
+    _task: asyncio.Task[None] | None = None
+
+    def submit(self, texts: list[str], sources: list[str | None], meta: dict[str, str | None],
+               ) -> InsertResponse:
+        if self.ingestor is None:
+            raise ConfigurationError(self.why_not)
+        track_id = "insert_" + uuid.uuid4().hex[:12]
+        added = duplicated = 0
+        for text, source in zip(texts, sources, strict=True):
+            content = sanitize_text_for_encoding(text)
+            if not content:
+                raise InvalidQuery("a document is empty once control characters are removed")
+            doc_id = mdhash_id(content, "doc-")
+            if doc_id in self.docs:
+                duplicated += 1
+                continue
+            label = meta.get("source") or source or "unknown_source"
+            if meta.get("product_id") or meta.get("category"):
+                file_path = (f"product_id:{meta.get('product_id') or ''}:category:"
+                             f"{meta.get('category') or ''}:source:{label}")
+            else:
+                file_path = label
+            stamp = _now()
+            self.docs[doc_id] = _Doc(doc_id, content, file_path, track_id, created_at=stamp,
+                                     updated_at=stamp)
+            self.queue.append(doc_id)
+            added += 1
+        if added:
+            self._kick()
+        if not added:
+            return InsertResponse(status="duplicated", track_id=track_id,
+                                  message="every document was already received")
+        status: Literal["success", "partial_success"] = (
+            "success" if not duplicated else "partial_success"
+        )
+        return InsertResponse(status=status, track_id=track_id,
+                              message=f"{added} document(s) queued, {duplicated} duplicate(s)")
+
+    def _kick(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        assert self.ingestor is not None
+        while self.queue:
+            doc = self.docs[self.queue.pop(0)]
+            self.busy = True
+            doc.status, doc.updated_at = "processing", _now()
+            self.latest_message = f"processing {doc.id}"
+            try:
+                report = await self.ingestor.ingest_text(doc.text, file_path=doc.file_path)
+            except Exception as exc:  # recorded on the document, never raised
+                message = str(exc) if isinstance(exc, HexragError) else type(exc).__name__
+                doc.status, doc.error_msg = "failed", message[:300]
+            else:
+                doc.status, doc.chunks_count = "processed", len(report.chunk_ids)
+            doc.updated_at = _now()
+            self.latest_message = f"{doc.status} {doc.id}"
+        self.busy = False
+
+    def statuses(self) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for doc in self.docs.values():
+            out.setdefault(doc.status, []).append(doc.view())
+        return out
+
+    def pipeline(self) -> dict[str, Any]:
+        return {
+            "busy": self.busy,
+            "docs": len(self.queue) + (1 if self.busy else 0),
+            "job_name": "hexrag ingestion",
+            "latest_message": self.latest_message,
+        }
+
+
+def add_document_routes(
+    app: FastAPI, queue: DocumentQueue, *, responses: dict[int | str, dict[str, Any]] | None = None
+) -> None:
+    """Mount the document endpoints on ``app`` (see the module docstring); ``responses``
+    documents the error answers they share with the other routes."""
+    app.state.documents = queue
+    errors = dict(responses or {})
+
+    @app.post("/documents/text", response_model=InsertResponse, tags=["documents"],
+              responses=errors)
+    async def insert_text(req: InsertTextRequest) -> InsertResponse:
+        """Queue one document for ingestion (LightRAG's endpoint)."""
+        return queue.submit([req.text], [req.file_source], req.model_dump(
+            include={"product_id", "category", "source"}))
+
+    @app.post("/documents/texts", response_model=InsertResponse, tags=["documents"],
+              responses=errors)
+    async def insert_texts(req: InsertTextsRequest) -> InsertResponse:
+        """Queue several documents for ingestion (LightRAG's endpoint)."""
+        sources: list[str | None] = list(req.file_sources or [])
+        if sources and len(sources) != len(req.texts):
+            raise InvalidQuery("file_sources must have one entry per text")
+        return queue.submit(req.texts, sources or [None] * len(req.texts), req.model_dump(
+            include={"product_id", "category", "source"}))
+
+    @app.get("/documents", tags=["documents"], responses={
+        k: v for k, v in errors.items() if k in (403, 500)})
+    async def documents() -> dict[str, Any]:
+        """Every document this server received, by status (LightRAG's ``statuses`` shape)."""
+        return {"statuses": queue.statuses()}
+
+    @app.get("/documents/pipeline_status", tags=["documents"], responses={
+        k: v for k, v in errors.items() if k in (403, 500)})
+    async def pipeline_status() -> dict[str, Any]:
+        """Whether the ingestion pipeline is busy and how many documents wait."""
+        return queue.pipeline()

@@ -1,0 +1,130 @@
+"""The document endpoints over real HTTP: LightRAG's insert bodies, background ingestion with
+statuses, then queries that see the new documents (scoped by their product), hostile bodies
+refused with 4xx, and 503 when the stack has no LLM."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from hexrag.adapters.memory import (
+    HashingEmbedder,
+    MemoryChunkStore,
+    MemoryGraphStore,
+    MemoryVectorIndex,
+)
+from hexrag.adapters.tiktoken_offline import default_tokenizer
+from hexrag.api.app import create_app
+from hexrag.bootstrap import compose_engine
+from hexrag.core.ingestion import Ingestor, IngestSettings
+from hexrag.devtools.scripted_kg import kg_reply
+from tests.integration.live import LiveServer
+
+DIM = 32
+
+
+class ScriptedLLM:
+    model_name = "scripted"
+
+    async def complete(self, prompt: str, *, system_prompt: str | None = None,
+                       history: Sequence[Mapping[str, Any]] = (), json_mode: bool = False) -> str:
+        if "boom" in prompt and system_prompt:
+            raise RuntimeError("model down")
+        return kg_reply(prompt, system_prompt, history)
+
+    async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover - unused
+        yield await self.complete(prompt)
+
+
+def _app(with_llm: bool = True) -> Any:
+    stores = {
+        **{ns: MemoryVectorIndex(ns, DIM) for ns in ("entities", "relationships", "chunks")},
+        "graph": MemoryGraphStore(), "chunk_store": MemoryChunkStore(),
+    }
+    engine = compose_engine(stores, embedder=HashingEmbedder(DIM))
+    ingestor = Ingestor(
+        **stores, llm=ScriptedLLM(), embedder=HashingEmbedder(DIM),
+        tokenizer=default_tokenizer(), clock=lambda: int(time.time()),
+        settings=IngestSettings(chunk_token_size=30, chunk_overlap_token_size=5),
+    ) if with_llm else None
+    return create_app(engine, ingestor=ingestor, required_stores=())
+
+
+@pytest.fixture
+def live() -> Iterator[LiveServer]:
+    server = LiveServer(_app())
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _wait_idle(live: LiveServer) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if not live.client.get("/documents/pipeline_status").json()["busy"]:
+            statuses = live.client.get("/documents").json()["statuses"]
+            if not statuses.get("pending") and not statuses.get("processing"):
+                return
+        time.sleep(0.05)
+    raise AssertionError("ingestion did not finish")
+
+
+def test_insert_then_query_scoped(live: LiveServer) -> None:
+    r = live.client.post("/documents/text", json={
+        "text": "Acme CRM syncs contacts with Mailchimp. Mailchimp sends the Newsletter.",
+        "file_source": "crm.md", "product_id": "p-crm", "category": "crm"})
+    assert r.status_code == 200 and r.json()["status"] == "success", r.text
+    r = live.client.post("/documents/texts", json={
+        "texts": ["Acme ERP books Invoices in Xero. Xero reports to Finance.",
+                  "Acme ERP plans Inventory with Xero."],
+        "file_sources": ["erp1.txt", "erp2.txt"], "product_id": "p-erp"})
+    assert r.status_code == 200 and r.json()["status"] == "success", r.text
+    _wait_idle(live)
+    statuses = live.client.get("/documents").json()["statuses"]
+    assert len(statuses["processed"]) == 3 and "failed" not in statuses, statuses
+    again = live.client.post("/documents/text", json={
+        "text": "Acme ERP plans Inventory with Xero.", "product_id": "p-erp"})
+    assert again.json()["status"] == "duplicated"
+    data = live.client.post("/query/data", json={
+        "query": "Who books invoices?", "mode": "mix", "hl_keywords": ["Xero invoices"],
+        "ll_keywords": ["Xero"], "scope": {"product_id": "p-erp"}}).json()
+    files = {c["file_path"] for c in data["data"]["chunks"]}
+    assert files and all(f.startswith("product_id:p-erp:") for f in files), files
+
+
+def test_a_failing_document_is_recorded_not_raised(live: LiveServer) -> None:
+    r = live.client.post("/documents/text", json={"text": "boom goes Acme."})
+    assert r.status_code == 200
+    _wait_idle(live)
+    failed = live.client.get("/documents").json()["statuses"]["failed"]
+    assert failed[0]["error_msg"] == "RuntimeError"
+    assert live.client.get("/health").status_code in (200, 503)  # the server still answers
+
+
+@pytest.mark.parametrize("body", [
+    {"text": ""}, {"text": "a\x00b"}, {"text": "\ud800"}, {"text": 12},
+    {"texts": []}, {"texts": ["x"] * 1001}, {"texts": ["ok"], "file_sources": ["a", "b"]},
+    {"text": "ok", "product_id": "x" * 600}, {"text": "\x07\x07"},
+])
+def test_hostile_bodies_are_4xx(live: LiveServer, body: dict[str, Any]) -> None:
+    path = "/documents/texts" if "texts" in body else "/documents/text"
+    if body.get("text") == "\ud800":  # a lone surrogate, as JSON escapes send it
+        r = live.client.post(path, content=b'{"text": "\\ud800"}',
+                             headers={"content-type": "application/json"})
+    else:
+        r = live.client.post(path, json=body)
+    assert 400 <= r.status_code < 500, (r.status_code, r.text[:300])
+    assert len(r.text) < 2000
+
+
+def test_no_llm_is_503_with_the_reason() -> None:
+    server = LiveServer(_app(with_llm=False))
+    try:
+        r = server.client.post("/documents/text", json={"text": "Acme CRM."})
+        assert r.status_code == 503 and "no LLM" in r.text
+    finally:
+        server.stop()
