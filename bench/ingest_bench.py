@@ -1,0 +1,158 @@
+"""Ingestion throughput: LightRAG 1.5.7's ``ainsert`` vs hexrag's ingestion, same documents.
+
+Both sides insert the same generated documents into a fresh LightRAG working directory (JSON KV
++ NanoVectorDB + NetworkX for LightRAG; hexrag's working-directory stack, saved in LightRAG's
+format at the end) with the same zero-latency scripted LLM
+(:func:`hexrag.devtools.scripted_kg.kg_reply`: entities from capitalised words, one gleaning
+answer, summaries) and the same hashing embedder, one document after the other. It prints
+documents per second, LLM calls and the wall time of each side, and checks that both wrote the
+same entities and relations.
+
+Usage::
+
+    python bench/ingest_bench.py --docs 100
+    python bench/ingest_bench.py --docs 1000 --words 400
+
+Not run in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+DIM = 64
+NAMES = [
+    "Acme", "Zephyr", "Nimbus", "Orion", "Vega", "Lyra", "Atlas", "Nova", "Helix", "Quasar",
+    "Mailchimp", "Xero", "Slack", "Zapier", "Stripe", "Europe", "Asia", "Finance", "Sales",
+    "Support", "Invoices", "Contacts", "Newsletter", "Inventory", "Payroll", "Audit",
+]
+VERBS = ["syncs with", "reports to", "exports to", "feeds", "notifies", "reviews", "plans"]
+
+
+def documents(n: int, words: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    docs = []
+    for i in range(n):
+        sentences: list[str] = []
+        while sum(len(s.split()) for s in sentences) < words:
+            a, b = rng.sample(NAMES, 2)
+            sentences.append(f"{a} {rng.choice(VERBS)} {b} in case {i}.")
+        docs.append(" ".join(sentences))
+    return docs
+
+
+async def lightrag_side(docs: list[str], root: Path) -> tuple[float, int, Path]:
+    from hexrag.adapters.memory import HashingEmbedder
+    from hexrag.devtools.lightrag_data import (
+        _quiet_lightrag,
+        lightrag_embedding_func,
+        register_offline_tiktoken,
+    )
+    from hexrag.devtools.scripted_kg import kg_reply
+
+    register_offline_tiktoken()
+    from lightrag import LightRAG
+    from lightrag.utils import TiktokenTokenizer
+
+    _quiet_lightrag()
+    calls = 0
+
+    async def llm(prompt: str, system_prompt: str | None = None,
+                  history_messages: list[dict[str, Any]] | None = None, **_: Any) -> str:
+        nonlocal calls
+        calls += 1
+        return kg_reply(prompt, system_prompt, history_messages or [])
+
+    workspace = "lr" + uuid.uuid4().hex[:6]
+    rag = LightRAG(
+        working_dir=str(root), workspace=workspace,
+        embedding_func=lightrag_embedding_func(HashingEmbedder(DIM)), llm_model_func=llm,
+        tokenizer=TiktokenTokenizer("gpt-4o-mini"), enable_llm_cache=False,
+        enable_llm_cache_for_entity_extract=False,
+    )
+    await rag.initialize_storages()
+    t0 = time.perf_counter()
+    try:
+        for doc in docs:
+            await rag.ainsert(doc)
+    finally:
+        await rag.finalize_storages()
+    return time.perf_counter() - t0, calls, root / workspace
+
+
+async def hexrag_side(docs: list[str], root: Path) -> tuple[float, int, Path]:
+    from hexrag.adapters.memory import HashingEmbedder
+    from hexrag.adapters.tiktoken_offline import default_tokenizer
+    from hexrag.adapters.workdir import empty_workdir_stack, save_workdir
+    from hexrag.core.ingestion import Ingestor
+    from hexrag.devtools.scripted_kg import kg_reply
+
+    class LLM:
+        model_name = "scripted"
+        calls = 0
+
+        async def complete(self, prompt: str, *, system_prompt: str | None = None,
+                           history: Any = (), json_mode: bool = False) -> str:
+            self.calls += 1
+            return kg_reply(prompt, system_prompt, history)
+
+        async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover
+            yield await self.complete(prompt)
+
+    stack = empty_workdir_stack(DIM)
+    llm = LLM()
+    ingestor = Ingestor(
+        entities=stack.entities, relationships=stack.relationships, chunks=stack.chunks,
+        graph=stack.graph, chunk_store=stack.chunk_store, llm=llm, embedder=HashingEmbedder(DIM),
+        tokenizer=default_tokenizer(), clock=lambda: int(time.time()),
+    )
+    t0 = time.perf_counter()
+    for doc in docs:
+        await ingestor.ingest_text(doc)
+    out = root / "hexrag"
+    save_workdir(stack, out)
+    return time.perf_counter() - t0, llm.calls, out
+
+
+def _graph_shape(path: Path) -> tuple[int, int]:
+    from hexrag.adapters.workdir import load_workdir
+
+    wd = load_workdir(path, embedder_dim=DIM)
+    return len(list(wd.graph.iter_nodes())), len(list(wd.graph.iter_edges()))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--docs", type=int, default=100)
+    ap.add_argument("--words", type=int, default=300, help="words per document")
+    args = ap.parse_args()
+    docs = documents(args.docs, args.words)
+    with tempfile.TemporaryDirectory() as tmp:
+        lr_s, lr_calls, lr_dir = asyncio.run(lightrag_side(docs, Path(tmp) / "lr"))
+        hx_s, hx_calls, hx_dir = asyncio.run(hexrag_side(docs, Path(tmp)))
+        lr_shape, hx_shape = _graph_shape(lr_dir), _graph_shape(hx_dir)
+    print(f"{args.docs} documents of ~{args.words} words, zero-latency scripted LLM")
+    print()
+    print("| side | seconds | documents/s | LLM calls | nodes, edges |")
+    print("|---|---:|---:|---:|---|")
+    for name, secs, calls, shape in (("LightRAG 1.5.7", lr_s, lr_calls, lr_shape),
+                                     ("hexrag", hx_s, hx_calls, hx_shape)):
+        print(f"| {name} | {secs:.2f} | {args.docs / secs:.1f} | {calls} | {shape} |")
+    print()
+    print(f"hexrag / LightRAG throughput: {lr_s / hx_s:.1f}x; same graph: {lr_shape == hx_shape}")
+
+
+if __name__ == "__main__":
+    main()
