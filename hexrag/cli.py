@@ -456,6 +456,11 @@ def demo_command(
             help="Scope for the scoped runs, FIELD=VALUE (repeatable; default product_id=p-erp).",
         ),
     ] = None,
+    ingest: Annotated[
+        bool,
+        typer.Option("--ingest", help="Build the knowledge base by ingesting the demo's "
+                     "documents (LightRAG's pipeline, offline scripted LLM) first."),
+    ] = False,
 ) -> None:
     """Show what each mode retrieves from the embedded demo knowledge base, unscoped and scoped."""
     from hexrag.demo import DEFAULT_QUESTION
@@ -466,7 +471,8 @@ def demo_command(
         for m in modes:
             if m not in DEMO_MODES:
                 raise InvalidQuery(f"unknown mode {m!r}; choose from {', '.join(DEMO_MODES)}")
-        run_demo(question or DEFAULT_QUESTION, modes=modes, scope=parse_scope(scope))
+        run_demo(question or DEFAULT_QUESTION, modes=modes, scope=parse_scope(scope),
+                 ingest=ingest)
 
     _guarded(go)
 

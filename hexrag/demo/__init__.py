@@ -24,7 +24,13 @@ from hexrag.core.engine import QueryEngine
 from hexrag.core.ids import entity_id, mdhash_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, Relation, VectorRecord
 
-__all__ = ["DEFAULT_QUESTION", "DemoStack", "build_demo_engine", "load_kb"]
+__all__ = [
+    "DEFAULT_QUESTION",
+    "DemoStack",
+    "build_demo_engine",
+    "build_ingested_demo_engine",
+    "load_kb",
+]
 
 DEFAULT_QUESTION = "How do I set up single sign-on with Okta?"
 
@@ -171,3 +177,60 @@ async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None =
         settings=settings or EngineSettings(),
     )
     return DemoStack(engine, entities, relationships, chunk_index, graph, chunk_store)
+
+
+class _ScriptedKG:
+    """The offline stand-in for an extraction LLM (:mod:`hexrag.devtools.scripted_kg`)."""
+
+    model_name = "scripted-kg"
+
+    async def complete(self, prompt: str, *, system_prompt: str | None = None,
+                       history: Any = (), json_mode: bool = False) -> str:
+        from hexrag.devtools.scripted_kg import kg_reply
+
+        return kg_reply(prompt, system_prompt, history)
+
+    async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover - not used
+        yield await self.complete(prompt)
+
+
+async def build_ingested_demo_engine(*, dim: int = 384) -> tuple[DemoStack, list[Any]]:
+    """The demo's product documents ingested by hexrag's LightRAG pipeline
+    (:class:`~hexrag.core.ingestion.Ingestor`) with an offline scripted extraction LLM and the
+    product metadata in LightRAG's encoded ``file_path``; returns the stack and the reports."""
+    import time
+
+    from hexrag.adapters.tiktoken_offline import default_tokenizer
+    from hexrag.core.ingestion import Ingestor, IngestSettings
+
+    kb = load_kb()
+    docs: dict[str, list[dict[str, Any]]] = {}
+    for c in kb["chunks"]:
+        docs.setdefault(c["full_doc_id"], []).append(c)
+    embedder = HashingEmbedder(dim)
+    entities = MemoryVectorIndex("entities", dim)
+    relationships = MemoryVectorIndex("relationships", dim)
+    chunk_index = MemoryVectorIndex("chunks", dim)
+    graph = MemoryGraphStore()
+    chunk_store = MemoryChunkStore()
+    ingestor = Ingestor(
+        entities=entities, relationships=relationships, chunks=chunk_index, graph=graph,
+        chunk_store=chunk_store, llm=_ScriptedKG(), embedder=embedder,
+        tokenizer=default_tokenizer(), clock=lambda: int(time.time()),
+        settings=IngestSettings(chunk_token_size=48, chunk_overlap_token_size=8),
+    )
+    reports = []
+    for parts in docs.values():
+        parts.sort(key=lambda c: int(c.get("chunk_order_index") or 0))
+        first = parts[0]
+        file_path = (f"product_id:{first['product_id']}:category:{first['category_id']}:"
+                     f"source:{first['file_path']}")
+        text = "\n\n".join(c["content"] for c in parts)
+        reports.append(await ingestor.ingest_text(text, file_path=file_path))
+    engine = compose_engine(
+        {"entities": entities, "relationships": relationships, "chunks": chunk_index,
+         "graph": graph, "chunk_store": chunk_store},
+        embedder=embedder, cache=MemoryCache(),
+    )
+    stack = DemoStack(engine, entities, relationships, chunk_index, graph, chunk_store)
+    return stack, reports

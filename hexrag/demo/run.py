@@ -45,9 +45,14 @@ def _summary(data: dict[str, Any]) -> tuple[str, str, str, str]:
 
 
 async def _collect(
-    question: str, modes: Sequence[str], scope: QueryScope | None
+    question: str, modes: Sequence[str], scope: QueryScope | None, ingest: bool = False
 ) -> list[tuple[str, str, dict[str, Any]]]:
-    stack = await build_demo_engine()
+    if ingest:
+        from hexrag.demo import build_ingested_demo_engine
+
+        stack, _reports = await build_ingested_demo_engine()
+    else:
+        stack = await build_demo_engine()
     rows = []
     for label, sc in (("unscoped", None), ("scoped", scope)):
         if label == "scoped" and sc is None:
@@ -64,11 +69,19 @@ def run_demo(
     modes: Sequence[str] = DEMO_MODES,
     scope: QueryScope | None = None,
     console: Console | None = None,
+    ingest: bool = False,
 ) -> list[tuple[str, str, dict[str, Any]]]:
-    """Run the demo and print one table; returns ``(mode, scoped|unscoped, query_data)`` rows."""
+    """Run the demo and print one table; returns ``(mode, scoped|unscoped, query_data)`` rows.
+
+    ``ingest``: build the knowledge base by ingesting the demo's documents with hexrag's
+    LightRAG pipeline and an offline scripted extraction LLM, instead of loading it.
+    """
     console = console or Console(width=None if sys.stdout.isatty() else 140)
     scope = scope if scope is not None else QueryScope(**DEFAULT_SCOPE)
-    rows = asyncio.run(_collect(question, modes, scope))
+    rows = asyncio.run(_collect(question, modes, scope, ingest))
+    if ingest:
+        console.print("[bold]Knowledge base[/bold]: the demo's documents ingested by hexrag "
+                      "(LightRAG's pipeline, offline scripted extraction LLM)")
     keywords: dict[str, Any] = next(
         (d["metadata"]["keywords"] for _, _, d in rows if d.get("metadata", {}).get("keywords")),
         {},

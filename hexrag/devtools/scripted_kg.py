@@ -1,7 +1,7 @@
 """A deterministic stand-in for an extraction LLM (tests, demos): answers LightRAG's
 extraction, gleaning and summary prompts from the prompt text alone.
 
-* extraction (a system prompt and the ``---Input Text---`` block): the first five distinct
+* extraction (a system prompt and the ``---Input Text---`` block): the first eight distinct
   capitalised words of the chunk become ``concept`` entities, neighbours become relations;
 * gleaning (a system prompt and history): the first entity again, with a longer description;
 * anything else (description summaries): ``Summary <md5 of the prompt>``.
@@ -43,7 +43,7 @@ def kg_reply(prompt: str, system: str | None, history: Sequence[Mapping[str, Any
                 f"{COMPLETION_DELIMITER}")
     if system:
         text = _input_text(prompt)
-        words = list(dict.fromkeys(_WORD.findall(text)))[:5]
+        words = list(dict.fromkeys(_WORD.findall(text)))[:8]
         lines = [f"entity{D}{w}{D}concept{D}{w} appears in: {text[:30]}" for w in words]
         lines += [f"relation{D}{a}{D}{b}{D}co-occurs, text{D}{a} and {b} appear together"
                   for a, b in itertools.pairwise(words)]

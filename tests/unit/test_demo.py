@@ -38,3 +38,29 @@ def test_cli_demo_runs_and_rejects_bad_input() -> None:
     assert "naive" in ok.output and "category_id" in ok.output
     bad = runner.invoke(app, ["demo", "--mode", "sideways"])
     assert bad.exit_code == 2 and "unknown mode" in bad.output
+
+
+def test_ingested_demo_builds_its_graph_and_scope_holds() -> None:
+    """``hexrag demo --ingest``: the demo's documents go through hexrag's ingestion (scripted
+    extraction LLM), and the queries then find the extracted entities, scoped by the product
+    metadata carried in LightRAG's encoded ``file_path``."""
+    rows = run_demo(
+        modes=("local", "mix"), scope=QueryScope(product_id="p-erp"),
+        console=Console(file=None, quiet=True), ingest=True,
+    )
+    assert [(m, s) for m, s, _ in rows] == [
+        ("local", "unscoped"), ("mix", "unscoped"), ("local", "scoped"), ("mix", "scoped")
+    ]
+    for mode, label, data in rows:
+        assert data["status"] == "success", (mode, label)
+        assert data["data"]["entities"], (mode, label)
+        paths = {c["file_path"] for c in data["data"]["chunks"]}
+        assert paths, (mode, label)
+        if label == "scoped":
+            assert all(p.startswith("product_id:p-erp:") for p in paths), paths
+    unscoped = {c["file_path"].split(":")[1] for _, label, d in rows if label == "unscoped"
+                for c in d["data"]["chunks"]}
+    assert unscoped == {"p-crm", "p-erp"}
+    out = CliRunner().invoke(app, ["demo", "--ingest", "--mode", "local"])
+    assert out.exit_code == 0, out.output
+    assert "ingested by hexrag" in out.output
