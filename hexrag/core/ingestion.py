@@ -32,22 +32,38 @@ equivalence with LightRAG's own ``ainsert`` is tested in
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from hexrag.core.chunking import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, chunk_by_tokens
+from hexrag.core.deletion import (
+    DeletePlan,
+    DeleteReport,
+    plan_deletion,
+    replay_groups,
+    strip_sources,
+)
+from hexrag.core.documents import DocRecord, Fragment, content_summary, encode_file_path
+from hexrag.core.errors import ConfigurationError
 from hexrag.core.extraction import (
     parse_extraction,
     remove_think_tags,
     sanitize_text_for_encoding,
 )
 from hexrag.core.extraction_prompts import extraction_prompts, gleaning_history
-from hexrag.core.ids import mdhash_id, relation_id
-from hexrag.core.merging import MergeSettings, merge_entity, merge_relation
-from hexrag.core.model import Chunk, Entity, Relation, VectorRecord
+from hexrag.core.ids import entity_id, mdhash_id, relation_id
+from hexrag.core.merging import (
+    NO_EVIDENCE,
+    MergeSettings,
+    merge_entity,
+    merge_relation,
+    relation_id_of,
+)
+from hexrag.core.model import GRAPH_FIELD_SEP, Chunk, Entity, Relation, VectorRecord
 from hexrag.core.tokenizer import Tokenizer, count_tokens
-from hexrag.ports import LLM, ChunkStore, Embedder, GraphStore, VectorIndex
+from hexrag.ports import LLM, ChunkStore, DocumentStore, Embedder, GraphStore, VectorIndex
 
 __all__ = ["IngestReport", "IngestSettings", "Ingestor"]
 
@@ -77,6 +93,11 @@ class IngestReport:
     entities: list[str]
     relations: list[tuple[str, str]]
     llm_calls: int = 0
+    skipped: bool = False
+
+
+def _iso(epoch: int) -> str:
+    return datetime.fromtimestamp(epoch, tz=UTC).isoformat()
 
 
 def _node_dict(entity: Entity) -> dict[str, Any]:
@@ -131,6 +152,7 @@ class Ingestor:
         tokenizer: Tokenizer,
         clock: Callable[[], int],
         settings: IngestSettings | None = None,
+        documents: DocumentStore | None = None,
     ) -> None:
         self._entities = entities
         self._relationships = relationships
@@ -142,7 +164,13 @@ class Ingestor:
         self._tokenizer = tokenizer
         self._clock = clock
         self._settings = settings or IngestSettings()
+        self._documents = documents
         self._calls = 0
+
+    @property
+    def documents(self) -> DocumentStore | None:
+        """The document store (status rows and fragments), if the stack has one."""
+        return self._documents
 
     async def _ask(self, prompt: str, *, system: str | None = None,
                    history: Sequence[dict[str, str]] = ()) -> str:
@@ -183,10 +211,29 @@ class Ingestor:
 
     # ---------------------------------------------------------------- the document
 
-    async def ingest_text(self, text: str, *, file_path: str = "unknown_source") -> IngestReport:
-        """Insert one document (see the module docstring); returns what it produced."""
+    async def ingest_text(
+        self,
+        text: str,
+        *,
+        file_path: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> IngestReport:
+        """Insert one document (see the module docstring); returns what it produced.
+
+        ``metadata`` (``product_id``, ``category_id``, ``source``, any user key with a JSON
+        value) goes into every chunk's metadata and every fragment; without ``file_path``
+        the document's ``file_path`` is seed 000's encoding of it
+        (:func:`~hexrag.core.documents.encode_file_path`), which LightRAG stores on every
+        entity and relation. With a document store, an already processed document is skipped
+        (LightRAG's rule), the status row goes processing -> processed (or failed, with the
+        error, and nothing written), and the fragments are kept for deletion and scoped
+        descriptions.
+        """
         s = self._settings
         self._calls = 0
+        meta = dict(metadata or {})
+        if file_path is None:
+            file_path = encode_file_path(meta)
         content = sanitize_text_for_encoding(text)
         doc_id = mdhash_id(content, "doc-")
         pieces = chunk_by_tokens(
@@ -196,38 +243,92 @@ class Ingestor:
             split_by_character=s.split_by_character,
             split_by_character_only=s.split_by_character_only,
         )
+        chunk_meta: dict[str, Any] = {"llm_cache_list": [], **meta}
         chunks = [
             Chunk(id=f"{doc_id}-chunk-{p.order:03d}", content=p.content, tokens=p.tokens,
                   full_doc_id=doc_id, chunk_order_index=p.order, file_path=file_path,
-                  metadata={"llm_cache_list": []})
+                  metadata=dict(chunk_meta))
             for p in pieces if p.content
         ]
         report = IngestReport(doc_id, [c.id for c in chunks], [], [])
+        docs = self._documents
+        record: DocRecord | None = None
+        if docs is not None:
+            (existing,) = await docs.get_docs([doc_id])
+            if existing is not None and existing.status == "processed":
+                report.skipped = True
+                return report
+            stamp = _iso(self._clock())
+            record = DocRecord(
+                id=doc_id, status="processing", file_path=file_path,
+                content_summary=content_summary(content), content_length=len(content),
+                chunks_list=[c.id for c in chunks],
+                created_at=existing.created_at if existing else stamp, updated_at=stamp,
+                metadata=meta, seq=await docs.next_sequence(),
+            )
+            await docs.upsert_docs([record])
         if not chunks:
+            if docs is not None and record is not None:
+                record.status, record.updated_at = "processed", _iso(self._clock())
+                await docs.upsert_docs([record])
             return report
+        try:
+            await self._insert(doc_id, chunks, file_path, meta, record, report)
+        except Exception as exc:
+            if docs is not None and record is not None:
+                record.status, record.updated_at = "failed", _iso(self._clock())
+                record.error_msg = f"{type(exc).__name__}: {exc}"[:2000]
+                await docs.upsert_docs([record])
+            raise
+        if docs is not None and record is not None:
+            record.status, record.updated_at = "processed", _iso(self._clock())
+            await docs.upsert_docs([record])
+        return report
+
+    async def _insert(
+        self,
+        doc_id: str,
+        chunks: list[Chunk],
+        file_path: str,
+        meta: dict[str, Any],
+        record: DocRecord | None,
+        report: IngestReport,
+    ) -> None:
+        # The LLM first: a failed extraction writes nothing.
+        results = await asyncio.gather(*(self._extract(c.id, c.content, file_path)
+                                         for c in chunks))
         now = self._clock()
         vectors = await self._embedder.embed([c.content for c in chunks])
+        all_nodes: dict[str, list[dict[str, Any]]] = {}
+        all_edges: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        fragments: list[Fragment] = []
+        seq = record.seq if record is not None else 0
+        for chunk, (nodes, edges) in zip(chunks, results, strict=True):
+            for name, found in nodes.items():
+                for e in found:
+                    data = asdict(e)
+                    all_nodes.setdefault(name, []).append(data)
+                    fragments.append(Fragment("entity", name, "", chunk.id, doc_id, seq,
+                                              len(fragments), data, meta))
+            for pair, found_r in edges.items():
+                a, b = sorted(pair)
+                for r in found_r:
+                    data = asdict(r)
+                    all_edges.setdefault((a, b), []).append(data)
+                    fragments.append(Fragment("relation", a, b, chunk.id, doc_id, seq,
+                                              len(fragments), data, meta))
         await self._chunk_store.upsert_chunks(chunks)
         await self._chunks.upsert([
             VectorRecord(id=c.id, vector=v, content=c.content, full_doc_id=doc_id,
-                         file_path=file_path, created_at=now)
+                         file_path=file_path, created_at=now, metadata=dict(meta))
             for c, v in zip(chunks, vectors, strict=True)
         ])
-        results = await asyncio.gather(*(self._extract(c.id, c.content, file_path)
-                                         for c in chunks))
-        all_nodes: dict[str, list[dict[str, Any]]] = {}
-        all_edges: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for nodes, edges in results:
-            for name, found in nodes.items():
-                all_nodes.setdefault(name, []).extend(asdict(e) for e in found)
-            for pair, found_r in edges.items():
-                a, b = sorted(pair)
-                all_edges.setdefault((a, b), []).extend(asdict(r) for r in found_r)
+        if self._documents is not None and fragments:
+            await self._documents.add_fragments(fragments)
         await self._merge(all_nodes, all_edges)
         report.entities = list(all_nodes)
         report.relations = list(all_edges)
         report.llm_calls = self._calls
-        return report
 
     async def _merge(
         self,
@@ -311,4 +412,167 @@ class Ingestor:
                              content=v["content"], source_id=v["source_id"],
                              file_path=v["file_path"], created_at=now)
                 for v, x in zip(relation_vectors, embedded, strict=True)
+            ])
+
+    # ---------------------------------------------------------------- deletion
+
+    async def delete_documents(self, doc_ids: Sequence[str]) -> DeleteReport:
+        """Delete documents exactly (:mod:`hexrag.core.deletion`): their chunks, chunk
+        vectors, fragments and status rows go; the entities and relations they touched are
+        rebuilt from the remaining fragments in one deferred replay (the LLM summarises only
+        where LightRAG's merge rule says so) or deleted when nothing remains."""
+        docs = self._documents
+        if docs is None:
+            raise ConfigurationError(
+                "deleting documents needs the stack's document store (status rows and "
+                "fragments); this stack has none"
+            )
+        self._calls = 0
+        report = DeleteReport()
+        ids = list(dict.fromkeys(doc_ids))
+        records = await docs.get_docs(ids)
+        found = [r for r in records if r is not None]
+        report.not_found = [i for i, r in zip(ids, records, strict=True) if r is None]
+        report.deleted = [r.id for r in found]
+        if not found:
+            return report
+        chunk_ids = list(dict.fromkeys(c for r in found for c in r.chunks_list))
+        report.chunks = len(chunk_ids)
+        deleted = await docs.fragments_of_chunks(chunk_ids)
+        names = list(dict.fromkeys(n for f in deleted for n in f.names))
+        about = await docs.fragments_about(names) if names else []
+        plan = plan_deletion(chunk_ids, deleted, about)
+        await self._rebuild(plan, report)
+        if chunk_ids:
+            await self._chunks.delete(chunk_ids)
+            await self._chunk_store.delete_chunks(chunk_ids)
+            await docs.delete_fragments_of_chunks(chunk_ids)
+        await docs.delete_docs(report.deleted)
+        report.llm_calls = self._calls
+        return report
+
+    async def _rebuild(self, plan: DeletePlan, report: DeleteReport) -> None:
+        s, tok = self._settings.merge, self._tokenizer
+        affected = set(plan.entities)
+        stored_nodes = await self._graph.get_nodes(plan.entities) if plan.entities else {}
+        stored_edges = (await self._graph.get_edges_by_pairs(plan.relations)
+                        if plan.relations else {})
+        # Records with sources no fragment accounts for cannot be replayed.
+        legacy_nodes = {
+            n for n, e in stored_nodes.items()
+            if not {c for c in (e.source_id or "").split(GRAPH_FIELD_SEP) if c}
+            <= plan.covered.get(n, set())
+        }
+        legacy_edges = {
+            p for p, rels in stored_edges.items() if rels and not {
+                c for c in (rels[0].source_id or "").split(GRAPH_FIELD_SEP) if c
+            } <= plan.covered.get(f"{p[0]}{GRAPH_FIELD_SEP}{p[1]}", set()) | NO_EVIDENCE
+        }
+        state: dict[str, dict[str, Any] | None] = {n: None for n in plan.entities}
+        vectors: dict[str, dict[str, Any]] = {}
+        edges: dict[tuple[str, str], dict[str, Any]] = {}
+        edge_vectors: dict[tuple[str, str], dict[str, Any]] = {}
+        for group in replay_groups(plan.replay):
+            nodes_in: dict[str, list[dict[str, Any]]] = {}
+            edges_in: dict[tuple[str, str], list[dict[str, Any]]] = {}
+            for f in group:
+                if f.kind == "entity":
+                    if f.src in affected:
+                        nodes_in.setdefault(f.src, []).append(dict(f.data))
+                else:
+                    edges_in.setdefault((f.src, f.tgt), []).append(dict(f.data))
+            for name, frags in nodes_in.items():
+                merged = await merge_entity(name, frags, state[name], None, settings=s,
+                                            tokenizer=tok, summarize=self._summarize)
+                if merged.changed:
+                    state[name] = {**merged.node, "created_at": self._clock()}
+                    assert merged.vector is not None
+                    vectors[name] = merged.vector
+            for (a, b), frags in edges_in.items():
+                merged_r = await merge_relation(
+                    a, b, frags, edges.get((a, b)), None,
+                    {n: (state.get(n), None) for n in (a, b)},
+                    settings=s, tokenizer=tok, summarize=self._summarize,
+                )
+                if merged_r is None or merged_r.edge is None:
+                    continue
+                now = self._clock()
+                for update in merged_r.endpoints:
+                    if update.name not in affected:
+                        continue
+                    if update.node is not None:
+                        node = dict(update.node)
+                        if update.created:
+                            node["created_at"] = now
+                        state[update.name] = node
+                    if update.vector is not None:
+                        vectors[update.name] = update.vector
+                edges[(a, b)] = {**merged_r.edge, "created_at": now}
+                assert merged_r.vector is not None
+                edge_vectors[(a, b)] = merged_r.vector
+        # Legacy records: strip the deleted chunks, keep the rest.
+        for name in legacy_nodes:
+            report.legacy += 1
+            old = stored_nodes[name]
+            left = strip_sources(old.source_id, plan.chunk_ids)
+            state[name] = {**_node_dict(old), "source_id": left} if left else None
+            vectors.pop(name, None)
+        for pair in legacy_edges:
+            report.legacy += 1
+            old_r = stored_edges[pair][0]
+            left = strip_sources(old_r.source_id, plan.chunk_ids)
+            if left:
+                edges[pair] = {**_edge_dict(old_r), "source_id": left}
+                edge_vectors.pop(pair, None)
+            else:
+                edges.pop(pair, None)
+        # Writes, in batches.
+        gone_nodes = [n for n in plan.entities if state[n] is None]
+        kept_nodes = [n for n in plan.entities if state[n] is not None]
+        gone_edges = [p for p in plan.relations if p not in edges]
+        kept_edges = [p for p in plan.relations if p in edges]
+        report.entities_deleted, report.entities_rebuilt = gone_nodes, kept_nodes
+        report.relations_deleted, report.relations_rebuilt = gone_edges, kept_edges
+        if gone_edges:
+            await self._graph.delete_edges([relation_id(a, b) for a, b in gone_edges])
+            await self._relationships.delete(list(dict.fromkeys(
+                i for a, b in gone_edges for i in (relation_id_of(a, b), relation_id_of(b, a))
+            )))
+        if gone_nodes:
+            await self._graph.delete_nodes(gone_nodes)
+            await self._entities.delete([entity_id(n) for n in gone_nodes])
+        if kept_nodes:
+            await self._graph.upsert_nodes([_entity_from(state[n]) for n in kept_nodes])  # type: ignore[arg-type]
+        if kept_edges:
+            await self._graph.upsert_edges([
+                Relation(
+                    id=relation_id(a, b), src_id=a, tgt_id=b,
+                    description=edges[(a, b)].get("description"),
+                    keywords=edges[(a, b)].get("keywords"),
+                    weight=edges[(a, b)].get("weight"),
+                    source_id=edges[(a, b)].get("source_id"),
+                    file_path=edges[(a, b)].get("file_path"),
+                    created_at=edges[(a, b)].get("created_at"),
+                    properties={"truncate": edges[(a, b)].get("truncate", "")},
+                )
+                for a, b in kept_edges
+            ])
+        now = self._clock()
+        ev = [vectors[n] for n in kept_nodes if n in vectors]
+        if ev:
+            embedded = await self._embedder.embed([v["content"] for v in ev])
+            await self._entities.upsert([
+                VectorRecord(id=v["id"], vector=x, entity_name=v["entity_name"],
+                             content=v["content"], source_id=v["source_id"],
+                             file_path=v["file_path"], created_at=now)
+                for v, x in zip(ev, embedded, strict=True)
+            ])
+        rv = [edge_vectors[p] for p in kept_edges if p in edge_vectors]
+        if rv:
+            embedded = await self._embedder.embed([v["content"] for v in rv])
+            await self._relationships.upsert([
+                VectorRecord(id=v["id"], vector=x, src_id=v["src_id"], tgt_id=v["tgt_id"],
+                             content=v["content"], source_id=v["source_id"],
+                             file_path=v["file_path"], created_at=now)
+                for v, x in zip(rv, embedded, strict=True)
             ])

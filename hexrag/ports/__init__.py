@@ -3,6 +3,7 @@
 from hexrag.ports.bulk import BulkLoads
 from hexrag.ports.cache import Cache
 from hexrag.ports.chunk_store import ChunkStore
+from hexrag.ports.documents import DocumentStore
 from hexrag.ports.embedder import Embedder
 from hexrag.ports.graph_store import GraphStore
 from hexrag.ports.llm import LLM
@@ -15,6 +16,7 @@ __all__ = [
     "BulkLoads",
     "Cache",
     "ChunkStore",
+    "DocumentStore",
     "Embedder",
     "GraphStore",
     "Page",

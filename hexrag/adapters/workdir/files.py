@@ -13,6 +13,8 @@ from typing import IO, Any
 from hexrag.core.errors import ConfigurationError
 
 __all__ = [
+    "DOC_STATUS_FILE",
+    "FRAGMENTS_FILE",
     "GRAPH_FILE",
     "LLM_CACHE_FILE",
     "TEXT_CHUNKS_FILE",
@@ -31,6 +33,10 @@ VDB_FILES = {
     "chunks": "vdb_chunks.json",
 }
 TEXT_CHUNKS_FILE = "kv_store_text_chunks.json"
+#: LightRAG's document status file (hexrag writes LightRAG's fields plus ``seq``).
+DOC_STATUS_FILE = "kv_store_doc_status.json"
+#: hexrag's description fragments (LightRAG ignores the file).
+FRAGMENTS_FILE = "kv_store_hexrag_fragments.json"
 LLM_CACHE_FILE = "kv_store_llm_response_cache.json"
 
 

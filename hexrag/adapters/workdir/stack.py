@@ -6,7 +6,8 @@ A LightRAG working directory (default storages: JsonKV + NanoVectorDB + NetworkX
     graph_chunk_entity_relation.graphml                            NetworkX GraphML
     kv_store_text_chunks.json                                      chunk text + metadata
     kv_store_llm_response_cache.json                               keyword / answer cache
-    kv_store_*.json (full_docs, doc_status, entity_chunks, ...)    not read by queries
+    kv_store_doc_status.json + kv_store_hexrag_fragments.json     documents (ingest, delete)
+    other kv_store_*.json (full_docs, entity_chunks, ...)         kept byte for byte
 
 or the same set in ``<working_dir>/<workspace>/``. :func:`load_workdir` turns it into a
 :class:`WorkdirStack` of memory adapters; :func:`save_workdir` writes a stack back in the same
@@ -28,6 +29,7 @@ import numpy as np
 from hexrag.adapters.memory import (
     MemoryCache,
     MemoryChunkStore,
+    MemoryDocumentStore,
     MemoryGraphStore,
     MemoryVectorIndex,
 )
@@ -44,6 +46,8 @@ from hexrag.adapters.workdir.convert import (
     vector_row_to_record,
 )
 from hexrag.adapters.workdir.files import (
+    DOC_STATUS_FILE,
+    FRAGMENTS_FILE,
     GRAPH_FILE,
     LLM_CACHE_FILE,
     TEXT_CHUNKS_FILE,
@@ -80,8 +84,9 @@ class WorkdirStack:
 
     ``entities``/``relationships``/``chunks`` are the three vector indexes, ``graph`` the
     knowledge graph, ``chunk_store`` the text chunks, ``cache`` the LLM response cache.
-    ``extra_files`` keeps the other ``kv_store_*.json`` files (documents, doc status,
-    entity/relation chunk lists...) byte for byte for :func:`save_workdir`;
+    ``documents`` holds the document status rows and description fragments (rewritten on save
+    only when changed). ``extra_files`` keeps the other ``kv_store_*.json`` files (full
+    documents, entity/relation chunk lists...) byte for byte for :func:`save_workdir`;
     ``vdb_additional_data`` keeps NanoVectorDB's optional ``additional_data``.
     ``timings`` holds the seconds each file took to load.
     """
@@ -97,6 +102,7 @@ class WorkdirStack:
     extra_files: dict[str, bytes] = field(default_factory=dict)
     vdb_additional_data: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    documents: MemoryDocumentStore = field(default_factory=MemoryDocumentStore)
 
     def engine_stores(self) -> dict[str, Any]:
         """Keyword arguments for :class:`hexrag.core.engine.QueryEngine` (all but the models)."""
@@ -380,6 +386,12 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
     raw_cache = read_json_kv(directory / LLM_CACHE_FILE) or {}
     cache = MemoryCache("llm_response_cache", migrate_legacy_cache(raw_cache))
 
+    documents = MemoryDocumentStore()
+    raw_docs = read_json_kv(directory / DOC_STATUS_FILE)
+    raw_fragments = read_json_kv(directory / FRAGMENTS_FILE)
+    if raw_docs or raw_fragments:
+        documents.load(raw_docs or {}, (raw_fragments or {}).values())
+
     extra: dict[str, bytes] = {}
     for name in _lightrag_files(directory):
         if name.startswith("kv_store_") and name not in (TEXT_CHUNKS_FILE, LLM_CACHE_FILE):
@@ -397,6 +409,7 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
         extra_files=extra,
         vdb_additional_data=additional,
         timings=timings,
+        documents=documents,
     )
 
 
@@ -495,8 +508,18 @@ def _save(stack: WorkdirStack, directory: Path) -> None:
         if len(stack.cache) or (directory / LLM_CACHE_FILE).exists():
             entries = dict(stack.cache.items())
             writer.stage(directory / LLM_CACHE_FILE, lambda fh: write_json_kv(fh, entries))
+        # The document store is written when hexrag changed it; otherwise the files read
+        # at load time are written back byte for byte with the other extra files.
+        rewritten: tuple[str, ...] = ()
+        if stack.documents.changed:
+            docs, fragments = stack.documents.dump()
+            keyed = {f"{f['chunk_id']}#{f['pos']}": f for f in fragments}
+            writer.stage(directory / DOC_STATUS_FILE, lambda fh: write_json_kv(fh, docs))
+            writer.stage(directory / FRAGMENTS_FILE, lambda fh: write_json_kv(fh, keyed))
+            rewritten = (DOC_STATUS_FILE, FRAGMENTS_FILE)
         for name, content in stack.extra_files.items():
-            writer.stage_bytes(directory / name, content)
+            if name not in rewritten:
+                writer.stage_bytes(directory / name, content)
         writer.commit()
     except BaseException:
         writer.abort()

@@ -1,0 +1,216 @@
+"""Deleting documents exactly (``Ingestor.delete_documents``, :mod:`hexrag.core.deletion`) on the
+in-memory / working-directory adapters.
+
+Three documents share entities (Acme CRM, Mailchimp, Xero ...), chunks are small so every
+entity is merged from many fragments and summarised by the scripted LLM from three on. After
+deleting a document the stores equal those of a fresh stack that never saw it (same insertion
+order for the rest), re-inserting the last document gives back the stores of the first insert,
+and no query in any mode returns the deleted document's text, chunk ids or file path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hexrag.adapters.memory import HashingEmbedder
+from hexrag.adapters.tiktoken_offline import default_tokenizer
+from hexrag.adapters.workdir import empty_workdir_stack, load_workdir, save_workdir
+from hexrag.bootstrap import compose_engine
+from hexrag.core.errors import ConfigurationError
+from hexrag.core.ingestion import Ingestor, IngestSettings
+from hexrag.core.merging import MergeSettings
+from hexrag.core.model import QueryParam
+from hexrag.core.summary import SummaryLimits
+from hexrag.devtools.scripted_kg import kg_reply
+from tests.integration.test_ingest_lightrag import _view_of
+
+DIM = 32
+NOW = 1_700_000_000
+DOCS = [
+    ("Acme Corp builds Acme CRM. Acme CRM syncs contacts with Mailchimp every night. "
+     "Mailchimp sends the Newsletter. The Newsletter reaches Europe and Asia. "
+     "Acme CRM also exports Invoices to Xero for Finance teams.", "p-crm"),
+    ("Zapier connects Acme CRM to Slack. Slack notifies Sales when Mailchimp bounces. "
+     "Sales reviews Invoices in Xero. Acme Corp hires Support in Europe.", "p-zap"),
+    ("Ledger Pro imports Invoices from Xero. Ledger Pro reconciles Payments for Finance. "
+     "Mailchimp bills Acme Corp monthly. Quarterly Reports go to Finance.", "p-ledger"),
+]
+MODES = ("local", "global", "hybrid", "mix", "naive")
+
+
+class ScriptedLLM:
+    model_name = "scripted"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def complete(self, prompt: str, *, system_prompt: str | None = None,
+                       history: Any = (), json_mode: bool = False) -> str:
+        self.calls += 1
+        return kg_reply(prompt, system_prompt, history)
+
+    async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover - unused
+        yield await self.complete(prompt)
+
+
+def _ingestor(stack: Any, *, documents: Any = "stack") -> Ingestor:
+    return Ingestor(
+        entities=stack.entities, relationships=stack.relationships, chunks=stack.chunks,
+        graph=stack.graph, chunk_store=stack.chunk_store, llm=ScriptedLLM(),
+        embedder=HashingEmbedder(DIM), tokenizer=default_tokenizer(), clock=lambda: NOW,
+        settings=IngestSettings(
+            chunk_token_size=20, chunk_overlap_token_size=4,
+            merge=MergeSettings(summary=SummaryLimits(force_llm_summary_on_merge=3)),
+        ),
+        documents=stack.documents if documents == "stack" else documents,
+    )
+
+
+def _stack_with(docs: list[tuple[str, str]]) -> tuple[Any, Ingestor, list[str]]:
+    stack = empty_workdir_stack(DIM)
+    ingestor = _ingestor(stack)
+
+    async def run() -> list[str]:
+        return [(await ingestor.ingest_text(t, metadata={"product_id": p, "source": f"{p}.txt"}))
+                .doc_id for t, p in docs]
+
+    return stack, ingestor, asyncio.run(run())
+
+
+def _view(stack: Any) -> dict[str, Any]:
+    view = asyncio.run(_view_of(stack))
+    for vec in ("vec_entities", "vec_relationships", "vec_chunks"):
+        view[vec] = dict(sorted(view[vec].items()))
+    return view
+
+
+def _docs_view(stack: Any) -> list[tuple[str, str, list[str]]]:
+    docs = asyncio.run(stack.documents.list_docs())
+    return [(d.id, d.status, d.chunks_list) for d in docs]
+
+
+def test_deleting_a_document_leaves_what_the_others_would_have_built() -> None:
+    stack, ingestor, ids = _stack_with(DOCS)
+    before = _view(stack)
+    fragments_before = asyncio.run(stack.documents.count_fragments())
+    report = asyncio.run(ingestor.delete_documents([ids[1]]))
+    assert report.deleted == [ids[1]] and report.not_found == []
+    assert report.entities_deleted and report.entities_rebuilt and report.relations_deleted
+    assert report.legacy == 0
+    fresh, _, _ = _stack_with([DOCS[0], DOCS[2]])
+    got, want = _view(stack), _view(fresh)
+    for part in ("chunks", "nodes", "edges", "vec_entities", "vec_relationships", "vec_chunks"):
+        assert got[part] == want[part], part
+    assert got != before
+    assert [d[0] for d in _docs_view(stack)] == [ids[0], ids[2]]
+    assert asyncio.run(stack.documents.count_fragments()) == asyncio.run(
+        fresh.documents.count_fragments()) < fragments_before
+    # Some rebuilt entity really was re-summarised from the remaining fragments.
+    assert any(d.startswith("Summary ") for (_, d, *_r) in got["nodes"].values())
+
+
+def test_reinserting_the_last_document_gives_back_the_first_insert() -> None:
+    stack, ingestor, ids = _stack_with(DOCS)
+    before = _view(stack)
+    asyncio.run(ingestor.delete_documents([ids[2]]))
+    assert _view(stack) != before
+    text, product = DOCS[2]
+    again = asyncio.run(ingestor.ingest_text(
+        text, metadata={"product_id": product, "source": f"{product}.txt"}))
+    assert again.doc_id == ids[2] and not again.skipped
+    assert _view(stack) == before
+
+
+def test_batch_delete_and_unknown_ids() -> None:
+    stack, ingestor, ids = _stack_with(DOCS)
+    report = asyncio.run(ingestor.delete_documents([ids[0], "doc-missing", ids[2], ids[0]]))
+    assert report.deleted == [ids[0], ids[2]] and report.not_found == ["doc-missing"]
+    fresh, _, _ = _stack_with([DOCS[1]])
+    assert _view(stack) == _view(fresh)
+    everything = asyncio.run(ingestor.delete_documents([ids[1]]))
+    assert everything.deleted == [ids[1]]
+    empty = _view(stack)
+    assert all(not empty[p] for p in empty), {p: len(v) for p, v in empty.items()}
+    assert asyncio.run(stack.documents.count_fragments()) == 0
+    assert asyncio.run(stack.documents.list_docs()) == []
+
+
+def test_no_query_returns_a_deleted_document() -> None:
+    stack, ingestor, ids = _stack_with(DOCS)
+    chunk_ids = set(asyncio.run(stack.documents.get_docs([ids[1]]))[0].chunks_list)
+    engine = compose_engine(stack.engine_stores(), embedder=HashingEmbedder(DIM))
+    questions = ["Zapier Slack Sales", "Who notifies Sales?", "Acme CRM Mailchimp Xero",
+                 "Support in Europe"]
+
+    def leaked(data: dict[str, Any]) -> list[str]:
+        d = {"chunks": [], "entities": [], "relationships": [], **data["data"]}
+        bad = []
+        for c in d["chunks"]:
+            if (c["chunk_id"] in chunk_ids or "p-zap" in (c.get("file_path") or "")
+                    or "Zapier connects" in c["content"]):
+                bad.append(c["chunk_id"])
+        for e in d["entities"] + d["relationships"]:
+            if "p-zap" in (e.get("file_path") or ""):
+                bad.append(str(e))
+        for name in ("Zapier", "Slack"):
+            if any(e.get("entity_name") == name for e in d["entities"]):
+                bad.append(name)
+        return bad
+
+    async def ask_all() -> list[str]:
+        found = []
+        for q in questions:
+            for mode in MODES:
+                data = await engine.query_data(q, QueryParam(mode=mode, enable_rerank=False))
+                found += leaked(data)
+        return found
+
+    assert asyncio.run(ask_all()), "the canary must see the document before it is deleted"
+    asyncio.run(ingestor.delete_documents([ids[1]]))
+    assert asyncio.run(ask_all()) == []
+
+
+def test_deletion_survives_the_working_directory(tmp_path: Path) -> None:
+    stack, ingestor, ids = _stack_with(DOCS)
+    save_workdir(stack, tmp_path / "wd")
+    loaded = load_workdir(tmp_path / "wd", embedder_dim=DIM)
+    assert _docs_view(loaded) == _docs_view(stack)
+    assert asyncio.run(loaded.documents.count_fragments()) == asyncio.run(
+        stack.documents.count_fragments())
+    asyncio.run(_ingestor(loaded).delete_documents([ids[0]]))
+    asyncio.run(ingestor.delete_documents([ids[0]]))
+    assert _view(loaded) == _view(stack)
+
+
+def test_skips_a_processed_document_and_needs_a_document_store() -> None:
+    stack, ingestor, _ = _stack_with(DOCS[:1])
+    before = _view(stack)
+    again = asyncio.run(ingestor.ingest_text(
+        DOCS[0][0], metadata={"product_id": "p-crm", "source": "p-crm.txt"}))
+    assert again.skipped and _view(stack) == before
+    bare = _ingestor(stack, documents=None)
+    with pytest.raises(ConfigurationError, match="document store"):
+        asyncio.run(bare.delete_documents(["doc-x"]))
+
+
+def test_a_failed_document_is_recorded_and_writes_nothing() -> None:
+    stack, ingestor, _ = _stack_with(DOCS[:1])
+    before = _view(stack)
+
+    class Broken(ScriptedLLM):
+        async def complete(self, prompt: str, **kw: Any) -> str:
+            raise RuntimeError("model server down")
+
+    broken = _ingestor(stack)
+    broken._llm = Broken()
+    with pytest.raises(RuntimeError):
+        asyncio.run(broken.ingest_text(DOCS[1][0]))
+    assert _view(stack) == before
+    (failed,) = [d for d in asyncio.run(stack.documents.list_docs()) if d.status == "failed"]
+    assert "model server down" in (failed.error_msg or "")
+    # it can be retried: a failed document is not "already processed"
+    assert not asyncio.run(ingestor.ingest_text(DOCS[1][0])).skipped
