@@ -28,6 +28,7 @@ base class                  fixture to override          capability flags (class
 ``GraphStoreContract``      ``graph_store``              ``supports_self_loops``,
                                                          ``group_survives_partial_delete``
 ``ChunkStoreContract``      ``chunk_store``              (none)
+``DocumentStoreContract``   ``document_store``           (none)
 ``CacheContract``           ``cache`` (+ ``other_        ``isolates_namespaces`` (True: also
                             namespace_cache``)           override ``other_namespace_cache``)
 ``EmbedderContract``        ``embedder``                 ``exact_determinism``, ``tolerance``,
@@ -81,6 +82,7 @@ from __future__ import annotations
 
 from hexrag.testing.cache import CacheContract
 from hexrag.testing.chunk_store import ChunkStoreContract
+from hexrag.testing.document_store import DocumentStoreContract
 from hexrag.testing.graph_store import GraphStoreContract
 from hexrag.testing.models import EmbedderContract, LLMContract, RerankerContract
 from hexrag.testing.stack import StackContract
@@ -97,6 +99,7 @@ from hexrag.testing.vector_index import (
 __all__ = [
     "CacheContract",
     "ChunkStoreContract",
+    "DocumentStoreContract",
     "EmbedderContract",
     "GraphStoreContract",
     "LLMContract",

@@ -12,6 +12,7 @@ from hexrag.adapters.memory import (
     HashingEmbedder,
     MemoryCache,
     MemoryChunkStore,
+    MemoryDocumentStore,
     MemoryGraphStore,
     MemoryVectorIndex,
 )
@@ -19,6 +20,7 @@ from hexrag.adapters.workdir.row_vectors import NanoRowVectorIndex
 from hexrag.testing import (
     CacheContract,
     ChunkStoreContract,
+    DocumentStoreContract,
     EmbedderContract,
     GraphStoreContract,
     LLMContract,
@@ -101,3 +103,9 @@ class TestMemoryStack(StackContract):
             "graph": MemoryGraphStore(),
             "chunk_store": MemoryChunkStore(),
         }
+
+
+class TestMemoryDocumentStore(DocumentStoreContract):
+    @pytest.fixture
+    def document_store(self) -> MemoryDocumentStore:
+        return MemoryDocumentStore()

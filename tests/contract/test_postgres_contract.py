@@ -11,10 +11,17 @@ from typing import Any
 
 import pytest
 
-from hexrag.adapters.postgres import PgCache, PgChunkStore, PgGraphStore, PgVectorIndex
+from hexrag.adapters.postgres import (
+    PgCache,
+    PgChunkStore,
+    PgDocumentStore,
+    PgGraphStore,
+    PgVectorIndex,
+)
 from hexrag.testing import (
     CacheContract,
     ChunkStoreContract,
+    DocumentStoreContract,
     GraphStoreContract,
     StackContract,
     VectorIndexContract,
@@ -100,3 +107,11 @@ class TestPgStackContract(StackContract):
             "graph": PgGraphStore(pg_pool, schema=pg_schema),
             "chunk_store": PgChunkStore(pg_pool, schema=pg_schema),
         }
+
+
+class TestPgDocumentStoreContract(DocumentStoreContract):
+    """Every document-store sentence."""
+
+    @pytest.fixture
+    def document_store(self, pg_pool: Any, pg_schema: str) -> PgDocumentStore:  # noqa: F811
+        return PgDocumentStore(pg_pool, schema=pg_schema)

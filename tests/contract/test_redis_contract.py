@@ -8,8 +8,13 @@ from typing import Any
 import pytest
 
 from hexrag.adapters.memory import MemoryGraphStore, MemoryVectorIndex
-from hexrag.adapters.redis import RedisCache, RedisChunkStore
-from hexrag.testing import CacheContract, ChunkStoreContract, StackContract
+from hexrag.adapters.redis import RedisCache, RedisChunkStore, RedisDocumentStore
+from hexrag.testing import (
+    CacheContract,
+    ChunkStoreContract,
+    DocumentStoreContract,
+    StackContract,
+)
 from tests.services.redis import redis_client, redis_server, redis_workspace  # noqa: F401
 
 pytestmark = pytest.mark.backend("redis")
@@ -53,3 +58,13 @@ class TestRedisStack(StackContract):
             "graph": MemoryGraphStore(),
             "chunk_store": RedisChunkStore(redis_client, workspace=redis_workspace),
         }
+
+
+class TestRedisDocumentStoreContract(DocumentStoreContract):
+    """Every document-store sentence, keys under a per-test workspace prefix."""
+
+    @pytest.fixture
+    def document_store(
+        self, redis_client: Any, redis_workspace: str  # noqa: F811
+    ) -> RedisDocumentStore:
+        return RedisDocumentStore(redis_client, workspace=redis_workspace)

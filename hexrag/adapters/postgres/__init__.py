@@ -11,7 +11,10 @@ from __future__ import annotations
 from hexrag.adapters.postgres._base import create_pool
 from hexrag.adapters.postgres.cache import PgCache
 from hexrag.adapters.postgres.chunk_store import PgChunkStore
+from hexrag.adapters.postgres.document_store import PgDocumentStore
 from hexrag.adapters.postgres.graph_store import PgGraphStore
 from hexrag.adapters.postgres.vector_index import PgVectorIndex
 
-__all__ = ["PgCache", "PgChunkStore", "PgGraphStore", "PgVectorIndex", "create_pool"]
+__all__ = [
+    "PgCache", "PgChunkStore", "PgDocumentStore", "PgGraphStore", "PgVectorIndex", "create_pool",
+]

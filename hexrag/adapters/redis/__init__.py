@@ -12,5 +12,8 @@ from __future__ import annotations
 from hexrag.adapters.redis.cache import RedisCache
 from hexrag.adapters.redis.chunk_store import RedisChunkStore
 from hexrag.adapters.redis.convert import chunk_from_json, chunk_to_json
+from hexrag.adapters.redis.document_store import RedisDocumentStore
 
-__all__ = ["RedisCache", "RedisChunkStore", "chunk_from_json", "chunk_to_json"]
+__all__ = [
+    "RedisCache", "RedisChunkStore", "RedisDocumentStore", "chunk_from_json", "chunk_to_json",
+]
