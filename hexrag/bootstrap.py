@@ -29,7 +29,7 @@ from hexrag.core.errors import ConfigurationError, NotFound
 from hexrag.ports import Embedder
 from hexrag.transfer import StackStores
 
-__all__ = ["STORE_ROLES", "OpenedStack", "compose_engine", "open_stack"]
+__all__ = ["STORE_ROLES", "OpenedStack", "compose_engine", "compose_ingestor", "open_stack"]
 
 Progress = Callable[[str], None]
 
@@ -76,6 +76,44 @@ def compose_engine(
     )
 
 
+def compose_ingestor(
+    stores: Any,
+    *,
+    llm: Any,
+    embedder: Embedder,
+    documents: Any = None,
+    tokenizer: Any = None,
+    clock: Callable[[], int] | None = None,
+    settings: Any = None,
+) -> Any:
+    """An :class:`~hexrag.core.ingestion.Ingestor` over ``stores`` (as for
+    :func:`compose_engine`), the extraction ``llm``, the ``embedder`` and the stack's
+    ``documents`` store (``None``: ingestion works, deletion and status rows do not).
+    ``tokenizer`` defaults to the offline tiktoken ``gpt-4o-mini`` tokenizer, ``clock`` to
+    ``time.time``."""
+    import time
+
+    from hexrag.core.ingestion import Ingestor
+
+    def pick(name: str) -> Any:
+        if isinstance(stores, Mapping):
+            return stores.get(name)
+        return getattr(stores, name, None)
+
+    found = {name: pick(name) for name in STORE_ROLES}
+    missing = [name for name, store in found.items() if store is None]
+    if missing:
+        raise ConfigurationError(f"cannot compose an ingestor: no {', '.join(missing)} store")
+    if tokenizer is None:
+        from hexrag.adapters.tiktoken_offline import default_tokenizer
+
+        tokenizer = default_tokenizer()
+    return Ingestor(
+        **found, llm=llm, embedder=embedder, tokenizer=tokenizer,
+        clock=clock or (lambda: int(time.time())), settings=settings, documents=documents,
+    )
+
+
 @dataclass
 class OpenedStack:
     """An opened stack (see the module docstring)."""
@@ -85,6 +123,8 @@ class OpenedStack:
     engine: QueryEngine
     workdir: Path | None = None
     workdir_stack: Any = None
+    #: The stack's :class:`~hexrag.ports.DocumentStore` (``None``: it has none).
+    documents: Any = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _commits: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
@@ -150,7 +190,8 @@ async def _open_config(path: Path, embedder: Embedder | None, say: Progress) -> 
         cache=engine.cache,
         embedding_model=model,
     )
-    opened = OpenedStack(description=str(path), stores=stores, engine=engine)
+    opened = OpenedStack(description=str(path), stores=stores, engine=engine,
+                         documents=stack.documents)
     opened._closers.append(stack.aclose)
     opened._commits.append(stack.commit)
     return opened
@@ -190,5 +231,6 @@ async def _open_workdir(
     )
     engine = compose_engine(wd.engine_stores(), embedder=model, cache=None)
     return OpenedStack(
-        description=str(path), stores=stores, engine=engine, workdir=path, workdir_stack=wd
+        description=str(path), stores=stores, engine=engine, workdir=path, workdir_stack=wd,
+        documents=wd.documents,
     )

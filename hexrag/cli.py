@@ -701,16 +701,11 @@ async def _serve(
             unavailable = ("document ingestion over HTTP needs a server-backed stack; a LightRAG "
                            "working directory takes documents through `hexrag ingest`")
         elif stack.engine.llm is not None:
-            import time as _time
+            from hexrag.bootstrap import compose_ingestor
 
-            from hexrag.core.ingestion import Ingestor
-
-            s = stack.engine.stores
-            ingestor = Ingestor(
-                entities=s.entities, relationships=s.relationships, chunks=s.chunks,
-                graph=s.graph, chunk_store=s.chunk_store, llm=stack.engine.llm,
-                embedder=stack.engine.embedder, tokenizer=stack.engine.tokenizer,
-                clock=lambda: int(_time.time()),
+            ingestor = compose_ingestor(
+                stack.engine.stores, llm=stack.engine.llm, embedder=stack.engine.embedder,
+                tokenizer=stack.engine.tokenizer, documents=stack.documents,
             )
         app_ = create_app(
             stack.engine, probes=stack.probes(), settings=api, consistency=consistency,
@@ -825,9 +820,16 @@ def ingest_command(
     chunk_overlap: Annotated[
         int, typer.Option(help="CHUNK_OVERLAP_SIZE: tokens shared by neighbours.", min=0)
     ] = 100,
+    metadata: Annotated[
+        list[str] | None,
+        typer.Option("--metadata", help="KEY=VALUE metadata for every document (repeatable).",
+                     show_default=False),
+    ] = None,
 ) -> None:
     """Insert documents into STACK as LightRAG 1.5.7 does: chunks, LLM entity/relation
-    extraction (with gleaning), merged descriptions, vectors.
+    extraction (with gleaning), merged descriptions, vectors. A document already processed
+    is skipped; each document's status and description fragments are recorded (see
+    `hexrag documents` and `hexrag delete`).
 
     With --product-id/--category every chunk, entity and relation of these documents carries
     them in LightRAG's encoded file_path (product_id:<pid>:category:<cat>:source:<src>), so
@@ -835,15 +837,15 @@ def ingest_command(
     """
     if chunk_overlap >= chunk_size:
         _fail("--chunk-overlap must be smaller than --chunk-size")
+    extra = _metadata_pairs(metadata or [])
     files = _documents(paths)
 
     async def go() -> dict[str, int]:
-        import time
 
-        from hexrag.adapters.tiktoken_offline import default_tokenizer
-        from hexrag.bootstrap import open_stack
+        from hexrag.bootstrap import compose_ingestor, open_stack
         from hexrag.config import StackConfig, build_llm
-        from hexrag.core.ingestion import Ingestor, IngestSettings
+        from hexrag.core.documents import encode_file_path
+        from hexrag.core.ingestion import IngestSettings
         from hexrag.embedders import aresolve_embedder
 
         model = None
@@ -860,27 +862,30 @@ def ingest_command(
             if chat is None:
                 _fail("ingestion needs an LLM: pass --llm openai:MODEL (any OpenAI-compatible "
                       "server via OPENAI_BASE_URL / OPENAI_API_KEY) or set llm in the stack")
-            s = opened.stores
-            ingestor = Ingestor(
-                entities=s.entities, relationships=s.relationships, chunks=s.chunks,
-                graph=s.graph, chunk_store=s.chunk_store, llm=chat, embedder=embed,
-                tokenizer=default_tokenizer(), clock=lambda: int(time.time()),
+            ingestor = compose_ingestor(
+                opened.stores, llm=chat, embedder=embed, documents=opened.documents,
                 settings=IngestSettings(chunk_token_size=chunk_size,
                                         chunk_overlap_token_size=chunk_overlap),
             )
-            totals = {"documents": 0, "chunks": 0, "entities": 0, "relations": 0,
-                      "llm_calls": 0}
+            totals = {"documents": 0, "skipped": 0, "chunks": 0, "entities": 0,
+                      "relations": 0, "llm_calls": 0}
             with _Bars() as bars:
                 for i, file in enumerate(files):
                     bars("documents", i, len(files))
-                    label = source or file.name
-                    file_path = (
-                        f"product_id:{product_id or ''}:category:{category or ''}:source:{label}"
-                        if product_id or category else file.name
-                    )
+                    meta = dict(extra)
+                    if product_id:
+                        meta["product_id"] = product_id
+                    if category:
+                        meta["category_id"] = category
+                    meta["source"] = source or file.name
+                    file_path = (encode_file_path(meta) if product_id or category
+                                 else file.name)
                     report = await ingestor.ingest_text(
-                        file.read_text(encoding="utf-8"), file_path=file_path
+                        file.read_text(encoding="utf-8"), file_path=file_path, metadata=meta
                     )
+                    if report.skipped:
+                        totals["skipped"] += 1
+                        continue
                     totals["documents"] += 1
                     totals["chunks"] += len(report.chunk_ids)
                     totals["entities"] += len(report.entities)
@@ -896,6 +901,120 @@ def ingest_command(
 
     totals = _guarded(lambda: asyncio.run(go()))
     typer.echo(f"ingested into {stack}: {json.dumps(totals)}")
+
+
+def _metadata_pairs(items: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key or len(key) > 64 or len(value) > 1000:
+            _fail(f"--metadata takes KEY=VALUE (key up to 64, value up to 1000 characters), "
+                  f"got {item[:80]!r}")
+        if key in ("product_id", "category_id", "source"):
+            _fail(f"--metadata {key}=...: use --{key.replace('_id', '-id')} instead"
+                  if key != "category_id" else "--metadata category_id=...: use --category")
+        out[key] = value
+    return out
+
+
+@app.command("documents")
+def documents_command(
+    stack: Annotated[Path, typer.Option("--stack", help=_STACK_HELP, show_default=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
+) -> None:
+    """List the documents of STACK with their status (pending, processing, processed,
+    failed with the error), chunk count and file path."""
+
+    async def go() -> list[Any]:
+        from hexrag.bootstrap import open_stack
+
+        opened = await open_stack(stack)
+        try:
+            if opened.documents is None:
+                _fail(f"{stack} keeps no document records")
+            return list(await opened.documents.list_docs())
+        finally:
+            await opened.aclose()
+
+    from rich.console import Console
+    from rich.table import Table
+
+    docs = _guarded(lambda: asyncio.run(go()))
+    console = Console()
+    if as_json:
+        for d in docs:
+            typer.echo(json.dumps({"id": d.id, **d.to_json()}, ensure_ascii=False))
+        return
+    table = Table("id", "status", "chunks", "file_path", "updated", "error")
+    for d in docs:
+        table.add_row(d.id, d.status, str(d.chunks_count), d.file_path, d.updated_at,
+                      (d.error_msg or "")[:80])
+    console.print(table)
+    console.print(f"{len(docs)} documents")
+
+
+@app.command("delete")
+def delete_command(
+    doc_ids: Annotated[list[str], typer.Argument(help="Document ids (doc-...).",
+                                                 show_default=False)],
+    stack: Annotated[Path, typer.Option("--stack", help=_STACK_HELP, show_default=False)],
+    llm: Annotated[
+        str | None,
+        typer.Option(help="LLM for re-summarising rebuilt descriptions (only called where "
+                     "LightRAG's merge rule summarises); default: the stack's, else the "
+                     "offline scripted one refuses.", show_default=False),
+    ] = None,
+) -> None:
+    """Delete documents exactly: their chunks, vectors, fragments and status rows go; the
+    entities and relations they touched are rebuilt from the remaining documents' fragments
+    (or deleted when none remain). A working directory is written back at the end."""
+
+    async def go() -> dict[str, Any]:
+        from hexrag.bootstrap import compose_ingestor, open_stack
+        from hexrag.config import StackConfig, build_llm
+
+        opened = await open_stack(stack)
+        try:
+            chat = build_llm(StackConfig(llm=llm)) if llm else opened.engine.llm
+            ingestor = compose_ingestor(
+                opened.stores, llm=chat or _NoLLM(), embedder=opened.engine.embedder,
+                documents=opened.documents,
+            )
+            report = await ingestor.delete_documents(doc_ids)
+            await opened.commit()
+            return {
+                "deleted": report.deleted, "not_found": report.not_found,
+                "chunks": report.chunks, "entities_deleted": len(report.entities_deleted),
+                "entities_rebuilt": len(report.entities_rebuilt),
+                "relations_deleted": len(report.relations_deleted),
+                "relations_rebuilt": len(report.relations_rebuilt),
+                "llm_calls": report.llm_calls,
+            }
+        finally:
+            await opened.aclose()
+
+    out = _guarded(lambda: asyncio.run(go()))
+    typer.echo(json.dumps(out))
+    if out["not_found"] and not out["deleted"]:
+        raise typer.Exit(1)
+
+
+class _NoLLM:
+    """Stands in when a deletion has no LLM: only a summary would need one."""
+
+    model_name = "none"
+
+    async def complete(self, prompt: str, **_: Any) -> str:
+        from hexrag.core.errors import ConfigurationError
+
+        raise ConfigurationError(
+            "rebuilding a description needs an LLM summary (LightRAG's rule); pass --llm "
+            "openai:MODEL or set llm in the stack"
+        )
+
+    async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover - unused
+        yield await self.complete(prompt)
 
 
 @app.command("export")

@@ -71,7 +71,16 @@ from hexrag.core.engine import QueryEngine
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import EngineSettings, VectorNamespace
 from hexrag.core.versioning import CorpusVersion, track_writes
-from hexrag.ports import LLM, Cache, ChunkStore, Embedder, GraphStore, Reranker, VectorIndex
+from hexrag.ports import (
+    LLM,
+    Cache,
+    ChunkStore,
+    DocumentStore,
+    Embedder,
+    GraphStore,
+    Reranker,
+    VectorIndex,
+)
 
 __all__ = [
     "EmbedderSpec",
@@ -743,6 +752,9 @@ class Stack:
     version: CorpusVersion | None = None
     closers: list[tuple[str, Closer]] = field(default_factory=list)
     committers: list[tuple[str, Closer]] = field(default_factory=list)
+    #: Document status rows and description fragments (ingestion and deletion), kept on the
+    #: chunk store's backend; ``None`` when the stack has none.
+    documents: DocumentStore | None = None
 
     async def commit(self) -> None:
         """Persist what lives in files (LightRAG's NetworkX GraphML graph of a
@@ -846,6 +858,7 @@ class _Builder:
         self.closers: list[tuple[str, Closer]] = []
         self.committers: list[tuple[str, Closer]] = []
         self._pools: dict[str, Any] = {}
+        self.documents: DocumentStore | None = None
 
     def say(self, message: str) -> None:
         if self.progress is not None:
@@ -882,6 +895,7 @@ class _Builder:
         else:
             stores = await self.stores(embedder.dim)
             cache = await self.cache(plan.stores["cache"])
+            self.documents = await self.document_store()
         if llm is None and plan.llm.kind == "openai":
             llm = self.llm()
         if reranker is None and plan.reranker.kind != "none":
@@ -906,7 +920,7 @@ class _Builder:
         )
         return Stack(
             engine=engine, plan=plan, version=version, closers=self.closers,
-            committers=self.committers,
+            committers=self.committers, documents=self.documents,
         )
 
     # -- models -----------------------------------------------------------------------------
@@ -1006,6 +1020,7 @@ class _Builder:
         )
         stores = wd.engine_stores()
         cache = stores.pop("cache")
+        self.documents = wd.documents
         return stores, cache
 
     # -- stores -------------------------------------------------------------------------
@@ -1233,6 +1248,31 @@ class _Builder:
             spec.url, workspace=self.plan.namespace, **self._redis_options()
         )
         self.closers.append(("redis chunk store", store.aclose))
+        return store
+
+    async def document_store(self) -> DocumentStore | None:
+        """Document status rows and fragments, on the chunk store's backend (hexrag's own
+        tables or keys, also beside a LightRAG deployment, which ignores them)."""
+        spec = self.plan.stores["chunk_store"]
+        if spec.kind == "memory":
+            from hexrag.adapters.memory import MemoryDocumentStore
+
+            return MemoryDocumentStore()
+        assert spec.url is not None
+        if spec.kind == "postgres":
+            from hexrag.adapters.postgres import PgDocumentStore
+
+            options = self._pg_options()
+            if self.config.layout == "lightrag":
+                options["table_prefix"] = "hexrag"
+            return PgDocumentStore(await self.pg_pool(spec.url), **options)
+        _require("redis", "chunk_store = redis://")
+        from hexrag.adapters.redis import RedisDocumentStore
+
+        store = RedisDocumentStore.from_url(
+            spec.url, workspace=self.plan.namespace, **self._redis_options()
+        )
+        self.closers.append(("redis document store", store.aclose))
         return store
 
     def _redis_options(self) -> dict[str, Any]:

@@ -6,10 +6,12 @@ and ``source`` scope metadata) answer at once with a ``track_id``; the documents
 ingested in the background, one at a time (LightRAG's pipeline is single-flight), by
 :class:`hexrag.core.ingestion.Ingestor`, while queries keep being served. ``GET /documents``
 lists every document this server received with its status (``pending``, ``processing``,
-``processed``, ``failed`` with the error), ``GET /documents/pipeline_status`` says whether
-the pipeline is busy. A failed document records a short error and never fails the server.
-Statuses live in the server process (hexrag has no document-status store yet). A stack
-without an LLM answers 503 naming the missing setting.
+``processed``, ``failed`` with the error) - the stack's document store's rows together with
+what this process has queued - and ``GET /documents/pipeline_status`` says whether the
+pipeline is busy. ``DELETE /documents/delete_document`` (LightRAG's body: ``doc_ids``) queues
+an exact deletion (:meth:`hexrag.core.ingestion.Ingestor.delete_documents`) behind the
+ingestions already queued. A failed document records a short error and never fails the
+server. A stack without an LLM answers 503 naming the missing setting.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from fastapi import FastAPI
 from pydantic import BaseModel, Field, field_validator
 
 from hexrag.api.models import _check_text
+from hexrag.core.documents import encode_file_path
 from hexrag.core.errors import ConfigurationError, HexragError, InvalidQuery
 from hexrag.core.extraction import sanitize_text_for_encoding
 from hexrag.core.ids import mdhash_id
@@ -83,12 +86,38 @@ class InsertResponse(BaseModel):
     track_id: str
 
 
+class DeleteDocRequest(BaseModel):
+    """LightRAG's ``DeleteDocRequest``."""
+
+    doc_ids: list[Annotated[str, Field(min_length=1, max_length=MAX_LABEL)]] = Field(
+        ..., min_length=1, max_length=MAX_TEXTS
+    )
+    delete_file: bool = False
+    delete_llm_cache: bool = False
+
+    @field_validator("doc_ids")
+    @classmethod
+    def _ids(cls, value: list[str]) -> list[str]:
+        for item in value:
+            _check_text(item)
+        return value
+
+
+class DeleteDocResponse(BaseModel):
+    """LightRAG's ``DeleteDocByIdResponse``."""
+
+    status: Literal["deletion_started", "busy", "not_allowed"]
+    message: str
+    doc_id: str
+
+
 @dataclass
 class _Doc:
     id: str
     text: str
     file_path: str
     track_id: str
+    metadata: dict[str, Any] = field(default_factory=dict)
     status: str = "pending"
     created_at: str = ""
     updated_at: str = ""
@@ -124,7 +153,7 @@ class DocumentQueue:
         "\"openai:MODEL\" in the stack TOML, or HEXRAG_LLM)"
     )
     docs: dict[str, _Doc] = field(default_factory=dict)
-    queue: list[str] = field(default_factory=list)
+    queue: list[str | list[str]] = field(default_factory=list)
     busy: bool = False
     latest_message: str = ""
     _task: asyncio.Task[None] | None = None
@@ -140,18 +169,22 @@ class DocumentQueue:
             if not content:
                 raise InvalidQuery("a document is empty once control characters are removed")
             doc_id = mdhash_id(content, "doc-")
-            if doc_id in self.docs:
+            if doc_id in self.docs and self.docs[doc_id].status != "failed":
                 duplicated += 1
                 continue
             label = meta.get("source") or source or "unknown_source"
+            metadata: dict[str, Any] = {"source": label}
+            if meta.get("product_id"):
+                metadata["product_id"] = meta["product_id"]
+            if meta.get("category"):
+                metadata["category_id"] = meta["category"]
             if meta.get("product_id") or meta.get("category"):
-                file_path = (f"product_id:{meta.get('product_id') or ''}:category:"
-                             f"{meta.get('category') or ''}:source:{label}")
+                file_path = encode_file_path(metadata)
             else:
                 file_path = label
             stamp = _now()
-            self.docs[doc_id] = _Doc(doc_id, content, file_path, track_id, created_at=stamp,
-                                     updated_at=stamp)
+            self.docs[doc_id] = _Doc(doc_id, content, file_path, track_id, metadata,
+                                     created_at=stamp, updated_at=stamp)
             self.queue.append(doc_id)
             added += 1
         if added:
@@ -169,34 +202,78 @@ class DocumentQueue:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run())
 
+    def delete(self, doc_ids: list[str]) -> DeleteDocResponse:
+        if self.ingestor is None:
+            raise ConfigurationError(self.why_not)
+        if self.ingestor.documents is None:
+            raise ConfigurationError("deleting documents needs a stack with a document store")
+        ids = list(dict.fromkeys(doc_ids))
+        self.queue.append(ids)
+        self._kick()
+        return DeleteDocResponse(
+            status="deletion_started", doc_id=", ".join(ids)[:MAX_LABEL],
+            message=f"deletion of {len(ids)} document(s) queued",
+        )
+
     async def _run(self) -> None:
         assert self.ingestor is not None
         while self.queue:
-            doc = self.docs[self.queue.pop(0)]
+            item = self.queue.pop(0)
             self.busy = True
+            if isinstance(item, list):
+                await self._delete(item)
+                continue
+            doc = self.docs[item]
             doc.status, doc.updated_at = "processing", _now()
             self.latest_message = f"processing {doc.id}"
             try:
-                report = await self.ingestor.ingest_text(doc.text, file_path=doc.file_path)
+                report = await self.ingestor.ingest_text(
+                    doc.text, file_path=doc.file_path, metadata=doc.metadata
+                )
             except Exception as exc:  # recorded on the document, never raised
                 message = str(exc) if isinstance(exc, HexragError) else type(exc).__name__
                 doc.status, doc.error_msg = "failed", message[:300]
             else:
                 doc.status, doc.chunks_count = "processed", len(report.chunk_ids)
+                doc.text = doc.text[:100]  # the summary is all that is shown from now on
             doc.updated_at = _now()
             self.latest_message = f"{doc.status} {doc.id}"
         self.busy = False
 
-    def statuses(self) -> dict[str, list[dict[str, Any]]]:
-        out: dict[str, list[dict[str, Any]]] = {}
+    async def _delete(self, ids: list[str]) -> None:
+        assert self.ingestor is not None
+        self.latest_message = f"deleting {len(ids)} document(s)"
+        try:
+            report = await self.ingestor.delete_documents(ids)
+        except Exception as exc:  # reported, never raised
+            message = str(exc) if isinstance(exc, HexragError) else type(exc).__name__
+            self.latest_message = f"deletion failed: {message[:300]}"
+            return
+        for doc_id in report.deleted:
+            self.docs.pop(doc_id, None)
+        self.latest_message = (f"deleted {len(report.deleted)} document(s), "
+                               f"{len(report.not_found)} not found")
+
+    async def statuses(self) -> dict[str, list[dict[str, Any]]]:
+        views: dict[str, dict[str, Any]] = {}
+        store = self.ingestor.documents if self.ingestor is not None else None
+        if store is not None:
+            for rec in await store.list_docs():
+                views[rec.id] = {"id": rec.id, **{k: v for k, v in rec.to_json().items()
+                                                  if k not in ("seq", "chunks_list")}}
         for doc in self.docs.values():
-            out.setdefault(doc.status, []).append(doc.view())
+            if doc.id not in views or doc.status in ("pending", "failed"):
+                views[doc.id] = doc.view()
+        out: dict[str, list[dict[str, Any]]] = {}
+        for view in views.values():
+            out.setdefault(str(view["status"]), []).append(view)
         return out
 
     def pipeline(self) -> dict[str, Any]:
         return {
             "busy": self.busy,
             "docs": len(self.queue) + (1 if self.busy else 0),
+            "queued_deletions": sum(isinstance(i, list) for i in self.queue),
             "job_name": "hexrag ingestion",
             "latest_message": self.latest_message,
         }
@@ -231,7 +308,15 @@ def add_document_routes(
         k: v for k, v in errors.items() if k in (403, 500)})
     async def documents() -> dict[str, Any]:
         """Every document this server received, by status (LightRAG's ``statuses`` shape)."""
-        return {"statuses": queue.statuses()}
+        return {"statuses": await queue.statuses()}
+
+    @app.delete("/documents/delete_document", response_model=DeleteDocResponse,
+                tags=["documents"], responses=errors)
+    async def delete_document(req: DeleteDocRequest) -> DeleteDocResponse:
+        """Queue an exact deletion of documents (LightRAG's endpoint): their chunks,
+        vectors and fragments go, the entities and relations they touched are rebuilt
+        from the remaining documents."""
+        return queue.delete(req.doc_ids)
 
     @app.get("/documents/pipeline_status", tags=["documents"], responses={
         k: v for k, v in errors.items() if k in (403, 500)})

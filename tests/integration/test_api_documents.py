@@ -13,6 +13,7 @@ import pytest
 from hexrag.adapters.memory import (
     HashingEmbedder,
     MemoryChunkStore,
+    MemoryDocumentStore,
     MemoryGraphStore,
     MemoryVectorIndex,
 )
@@ -39,7 +40,7 @@ class ScriptedLLM:
         yield await self.complete(prompt)
 
 
-def _app(with_llm: bool = True) -> Any:
+def _app(with_llm: bool = True, documents: bool = True) -> Any:
     stores = {
         **{ns: MemoryVectorIndex(ns, DIM) for ns in ("entities", "relationships", "chunks")},
         "graph": MemoryGraphStore(), "chunk_store": MemoryChunkStore(),
@@ -49,6 +50,7 @@ def _app(with_llm: bool = True) -> Any:
         **stores, llm=ScriptedLLM(), embedder=HashingEmbedder(DIM),
         tokenizer=default_tokenizer(), clock=lambda: int(time.time()),
         settings=IngestSettings(chunk_token_size=30, chunk_overlap_token_size=5),
+        documents=MemoryDocumentStore() if documents else None,
     ) if with_llm else None
     return create_app(engine, ingestor=ingestor, required_stores=())
 
@@ -126,5 +128,72 @@ def test_no_llm_is_503_with_the_reason() -> None:
     try:
         r = server.client.post("/documents/text", json={"text": "Acme CRM."})
         assert r.status_code == 503 and "no LLM" in r.text
+    finally:
+        server.stop()
+
+
+def _wait_deleted(live: LiveServer) -> str:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        status = live.client.get("/documents/pipeline_status").json()
+        if not status["busy"] and not status["queued_deletions"]:
+            return str(status["latest_message"])
+        time.sleep(0.05)
+    raise AssertionError("deletion did not finish")
+
+
+def test_delete_a_document_over_http(live: LiveServer) -> None:
+    crm = "Acme CRM syncs contacts with Mailchimp. Mailchimp sends the Newsletter to Europe."
+    live.client.post("/documents/text", json={"text": crm, "product_id": "p-crm"})
+    live.client.post("/documents/text", json={
+        "text": "Acme ERP books Invoices in Xero. Xero reports to Finance in Europe.",
+        "product_id": "p-erp"})
+    _wait_idle(live)
+    processed = live.client.get("/documents").json()["statuses"]["processed"]
+    by_path = {d["file_path"]: d for d in processed}
+    crm_doc = by_path["product_id:p-crm:source:unknown_source"]
+    assert crm_doc["chunks_count"] >= 1 and crm_doc["content_summary"].startswith("Acme CRM")
+
+    def seen() -> set[str]:
+        out = set()
+        for mode in ("local", "global", "hybrid", "mix", "naive"):
+            d = live.client.post("/query/data", json={
+                "query": "Mailchimp Newsletter Europe", "mode": mode,
+                "hl_keywords": ["Mailchimp Newsletter"], "ll_keywords": ["Mailchimp", "Europe"],
+            }).json()["data"]
+            out |= {c["file_path"] for c in d.get("chunks", [])}
+            out |= {e["file_path"] for e in d.get("entities", []) + d.get("relationships", [])}
+        return {p for f in out for p in f.split("<SEP>")}
+
+    assert "product_id:p-crm:source:unknown_source" in seen()
+    r = live.client.request("DELETE", "/documents/delete_document",
+                            json={"doc_ids": [crm_doc["id"], "doc-unknown"]})
+    assert r.status_code == 200 and r.json()["status"] == "deletion_started", r.text
+    assert "deleted 1 document(s), 1 not found" in _wait_deleted(live)
+    left = live.client.get("/documents").json()["statuses"]
+    assert [d["id"] for d in left["processed"]] != [] and crm_doc["id"] not in {
+        d["id"] for group in left.values() for d in group}
+    assert "product_id:p-crm:source:unknown_source" not in seen()
+    # re-inserting it is accepted again (the server forgot it)
+    again = live.client.post("/documents/text", json={"text": crm, "product_id": "p-crm"})
+    assert again.json()["status"] == "success"
+
+
+@pytest.mark.parametrize("body", [
+    {}, {"doc_ids": []}, {"doc_ids": "doc-1"}, {"doc_ids": ["a\x00b"]}, {"doc_ids": [""]},
+    {"doc_ids": ["d"] * 1001}, {"doc_ids": ["x" * 600]}, {"doc_ids": [1]},
+])
+def test_hostile_delete_bodies_are_4xx(live: LiveServer, body: dict[str, Any]) -> None:
+    r = live.client.request("DELETE", "/documents/delete_document", json=body)
+    assert 400 <= r.status_code < 500, (r.status_code, r.text[:300])
+    assert len(r.text) < 2000
+
+
+def test_delete_without_a_document_store_is_503() -> None:
+    server = LiveServer(_app(documents=False))
+    try:
+        r = server.client.request("DELETE", "/documents/delete_document",
+                                  json={"doc_ids": ["doc-1"]})
+        assert r.status_code == 503 and "document store" in r.text
     finally:
         server.stop()
