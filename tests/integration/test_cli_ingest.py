@@ -83,3 +83,50 @@ def test_ingest_without_an_llm_is_refused(tmp_path: Path) -> None:
                           env={k: v for k, v in os.environ.items()
                                if k not in ("HEXRAG_LLM", "LLM_BINDING")})
     assert done.returncode != 0 and "needs an LLM" in done.stderr
+
+
+def test_documents_and_delete_through_the_cli(server: ScriptedOpenAIServer,
+                                               tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "crm.md").write_text(CRM, encoding="utf-8")
+    (docs / "erp.txt").write_text(ERP, encoding="utf-8")
+    rag = tmp_path / "rag"
+    common = ("--llm", "openai:scripted", "--embedder", "hashing:64",
+              "--chunk-size", "20", "--chunk-overlap", "4")
+    done = _cli(server, "ingest", str(docs), "--stack", str(rag), *common,
+                "--product-id", "p-1", "--metadata", "owner=ops")
+    assert done.returncode == 0, done.stderr[-3000:]
+    again = _cli(server, "ingest", str(docs), "--stack", str(rag), *common)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert json.loads(again.stdout.split(": ", 1)[1])["skipped"] == 2
+
+    listed = _cli(server, "documents", "--stack", str(rag), "--json")
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    rows = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert {r["status"] for r in rows} == {"processed"} and len(rows) == 2
+    crm = next(r for r in rows if r["file_path"].endswith("crm.md"))
+    assert crm["chunks_count"] >= 2
+
+    gone = _cli(server, "delete", crm["id"], "doc-unknown", "--stack", str(rag),
+                "--llm", "openai:scripted")
+    assert gone.returncode == 0, gone.stderr[-3000:]
+    report = json.loads(gone.stdout)
+    assert report["deleted"] == [crm["id"]] and report["not_found"] == ["doc-unknown"]
+    assert report["entities_deleted"] >= 1 and report["chunks"] == crm["chunks_count"]
+
+    from hexrag.adapters.workdir import load_workdir
+
+    wd = load_workdir(rag)
+    assert {c.file_path for c in wd.chunk_store.iter_chunks()} == {
+        "product_id:p-1:source:erp.txt"}
+    names = {e.name for e in wd.graph.iter_nodes()}
+    assert "Mailchimp" not in names and "Xero" in names
+    xero = next(e for e in wd.graph.iter_nodes() if e.name == "Xero")
+    assert "crm.md" not in (xero.file_path or "")
+    left = _cli(server, "documents", "--stack", str(rag), "--json")
+    assert [json.loads(line)["id"] for line in left.stdout.splitlines()] != [crm["id"]]
+    assert crm["id"] not in left.stdout
+
+    missing = _cli(server, "delete", "doc-unknown", "--stack", str(rag))
+    assert missing.returncode == 1 and json.loads(missing.stdout)["not_found"] == ["doc-unknown"]
