@@ -47,11 +47,13 @@ def compose_engine(
     settings: Any = None,
     corpus_version: Any = None,
     store_cache: bool = True,
+    fragments: Any = None,
 ) -> QueryEngine:
     """A :class:`QueryEngine` over ``stores`` (see the module docstring) and the models.
 
     ``cache`` defaults to the stores' own ``cache`` entry or attribute, when they have one
-    (``store_cache=False``: no cache unless ``cache`` is given).
+    (``store_cache=False``: no cache unless ``cache`` is given). ``fragments`` (for
+    scope-correct descriptions) defaults to the stores' ``documents`` entry or attribute.
     Raises :class:`~hexrag.core.errors.ConfigurationError` naming any missing store.
     """
 
@@ -71,6 +73,10 @@ def compose_engine(
         kwargs["settings"] = settings
     if corpus_version is not None:
         kwargs["corpus_version"] = corpus_version
+    if fragments is None:
+        fragments = pick("documents")
+    if fragments is not None:
+        kwargs["fragments"] = fragments
     return QueryEngine(
         **found, embedder=embedder, llm=llm, reranker=reranker, cache=cache, **kwargs
     )
@@ -229,7 +235,8 @@ async def _open_workdir(
         **wd.engine_stores(),
         embedding_model=embedder.model_name if embedder is not None else None,
     )
-    engine = compose_engine(wd.engine_stores(), embedder=model, cache=None)
+    engine = compose_engine(wd.engine_stores(), embedder=model, cache=None,
+                            fragments=wd.documents)
     return OpenedStack(
         description=str(path), stores=stores, engine=engine, workdir=path, workdir_stack=wd,
         documents=wd.documents,

@@ -917,6 +917,7 @@ class _Builder:
             settings=self.settings,
             corpus_version=version,
             store_cache=False,
+            fragments=self.documents,
         )
         return Stack(
             engine=engine, plan=plan, version=version, closers=self.closers,

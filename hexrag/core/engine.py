@@ -34,13 +34,14 @@ from hexrag.core.hashing import (
 )
 from hexrag.core.keywords import extract_keywords
 from hexrag.core.model import EngineSettings, QueryParam
+from hexrag.core.narrowing import narrow_items
 from hexrag.core.output import (
     empty_user_format,
     no_result,
     user_format,
 )
 from hexrag.core.run import ChunkFetcher, ChunkItem, QueryRun, RunStats, Stores
-from hexrag.core.search import perform_search, vector_chunks
+from hexrag.core.search import SearchResult, perform_search, vector_chunks
 from hexrag.core.tokenizer import Tokenizer, default_tokenizer
 from hexrag.core.truncation import truncate
 from hexrag.core.validation import validate_query
@@ -49,6 +50,7 @@ from hexrag.ports import (
     Cache,
     ChunkStore,
     Embedder,
+    FragmentReader,
     GraphStore,
     Reranker,
     VectorIndex,
@@ -111,6 +113,10 @@ class QueryEngine:
         corpus_version: an async callable returning a string that changes whenever the
             indexed data changes; it is part of the answer-cache key so that a cached answer is
             never served after a write.
+        fragments: the stack's description fragments (its
+            :class:`~hexrag.ports.DocumentStore`); with them a scoped query shows each
+            entity's and relation's description as its in-scope sources wrote it
+            (:mod:`hexrag.core.narrowing`), at the cost of one more call per scoped query.
     """
 
     def __init__(
@@ -128,6 +134,7 @@ class QueryEngine:
         settings: EngineSettings | None = None,
         tokenizer: Tokenizer | None = None,
         corpus_version: Callable[[], Awaitable[str]] | None = None,
+        fragments: FragmentReader | None = None,
     ) -> None:
         self.stores = Stores(
             entities=entities,
@@ -143,6 +150,7 @@ class QueryEngine:
         self.settings = settings or EngineSettings()
         self.tokenizer: Tokenizer = tokenizer or default_tokenizer()
         self.corpus_version = corpus_version
+        self.fragments = fragments
 
     @property
     def _picking(self) -> Picking:
@@ -311,6 +319,8 @@ class QueryEngine:
         if not found.entities and not found.relations:
             if param.mode != "mix" or not found.vector_chunks:
                 return None
+        if self.fragments is not None and run.scope is not None and not run.scope.is_empty:
+            found = await self._narrow(run, found)
         # Stage 2
         cut = truncate(
             found.entities,
@@ -366,6 +376,21 @@ class QueryEngine:
         raw["metadata"]["keywords"] = keywords
         raw["metadata"]["processing_info"] = processing_info
         return _Context(context, raw, hl_str, ll_str)
+
+    async def _narrow(self, run: QueryRun, found: SearchResult) -> SearchResult:
+        """Scope-correct descriptions (:mod:`hexrag.core.narrowing`), one store call."""
+        assert self.fragments is not None and run.scope is not None
+        names = {e.name for e in found.entities}
+        for r in found.relations:
+            names.update(r.relation.pair)
+        if not names:
+            return found
+        fragments = await self.fragments.fragments_about(sorted(names))
+        entities, relations, changed = narrow_items(
+            run.scope, found.entities, found.relations, fragments
+        )
+        run.stats.scope_narrowed_descriptions += changed
+        return SearchResult(entities, relations, found.vector_chunks)
 
     async def _naive_context(self, run: QueryRun, system_prompt: str | None) -> _Context | None:
         vectors = await self.embedder.embed([run.query])

@@ -97,6 +97,7 @@ class RunStats:
     scope_graph_removed_entities: int = 0
     scope_graph_removed_relations: int = 0
     scope_chunk_guard_removed: int = 0
+    scope_narrowed_descriptions: int = 0
     chunk_pick_method: str = "VECTOR"
     chunk_pick_fallbacks: int = 0
     llm_error: str | None = None
@@ -124,6 +125,7 @@ class RunStats:
             "graph_removed_entities": self.scope_graph_removed_entities,
             "graph_removed_relations": self.scope_graph_removed_relations,
             "chunk_guard_removed": self.scope_chunk_guard_removed,
+            "narrowed_descriptions": self.scope_narrowed_descriptions,
         }
         return info
 

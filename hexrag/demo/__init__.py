@@ -200,7 +200,9 @@ async def build_ingested_demo_engine(*, dim: int = 384) -> tuple[DemoStack, list
     product metadata in LightRAG's encoded ``file_path``; returns the stack and the reports."""
     import time
 
+    from hexrag.adapters.memory.document_store import MemoryDocumentStore
     from hexrag.adapters.tiktoken_offline import default_tokenizer
+    from hexrag.core.documents import encode_file_path
     from hexrag.core.ingestion import Ingestor, IngestSettings
 
     kb = load_kb()
@@ -213,24 +215,27 @@ async def build_ingested_demo_engine(*, dim: int = 384) -> tuple[DemoStack, list
     chunk_index = MemoryVectorIndex("chunks", dim)
     graph = MemoryGraphStore()
     chunk_store = MemoryChunkStore()
+    documents = MemoryDocumentStore()
     ingestor = Ingestor(
         entities=entities, relationships=relationships, chunks=chunk_index, graph=graph,
         chunk_store=chunk_store, llm=_ScriptedKG(), embedder=embedder,
         tokenizer=default_tokenizer(), clock=lambda: int(time.time()),
         settings=IngestSettings(chunk_token_size=48, chunk_overlap_token_size=8),
+        documents=documents,
     )
     reports = []
     for parts in docs.values():
         parts.sort(key=lambda c: int(c.get("chunk_order_index") or 0))
         first = parts[0]
-        file_path = (f"product_id:{first['product_id']}:category:{first['category_id']}:"
-                     f"source:{first['file_path']}")
+        meta = {"product_id": first["product_id"], "category_id": first["category_id"],
+                "source": first["file_path"]}
         text = "\n\n".join(c["content"] for c in parts)
-        reports.append(await ingestor.ingest_text(text, file_path=file_path))
+        reports.append(await ingestor.ingest_text(text, file_path=encode_file_path(meta),
+                                                  metadata=meta))
     engine = compose_engine(
         {"entities": entities, "relationships": relationships, "chunks": chunk_index,
          "graph": graph, "chunk_store": chunk_store},
-        embedder=embedder, cache=MemoryCache(),
+        embedder=embedder, cache=MemoryCache(), fragments=documents,
     )
     stack = DemoStack(engine, entities, relationships, chunk_index, graph, chunk_store)
     return stack, reports

@@ -39,6 +39,9 @@ def _summary(data: dict[str, Any]) -> tuple[str, str, str, str]:
             f"{scope.get('graph_removed_relations', 0)} rel, "
             f"chunks {scope.get('chunk_guard_removed', 0)}"
         )
+        if scope.get("narrowed_descriptions"):
+            notes.append(f"{scope['narrowed_descriptions']} description(s) narrowed to "
+                         "in-scope sources")
     if info.get("relations_resolved_by_chunk"):
         notes.append(f"{info['relations_resolved_by_chunk']} relation hit(s) resolved by chunk")
     return entities, relations, chunks, "\n".join(notes)

@@ -3,7 +3,7 @@
 from hexrag.ports.bulk import BulkLoads
 from hexrag.ports.cache import Cache
 from hexrag.ports.chunk_store import ChunkStore
-from hexrag.ports.documents import DocumentStore
+from hexrag.ports.documents import DocumentStore, FragmentReader
 from hexrag.ports.embedder import Embedder
 from hexrag.ports.graph_store import GraphStore
 from hexrag.ports.llm import LLM
@@ -18,6 +18,7 @@ __all__ = [
     "ChunkStore",
     "DocumentStore",
     "Embedder",
+    "FragmentReader",
     "GraphStore",
     "Page",
     "Reranker",

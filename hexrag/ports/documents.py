@@ -14,6 +14,16 @@ from hexrag.core.documents import DocRecord, Fragment
 
 
 @runtime_checkable
+class FragmentReader(Protocol):
+    """The part of a :class:`DocumentStore` a scoped query reads (one call per query)."""
+
+    async def fragments_about(self, names: Sequence[str]) -> list[Fragment]:
+        """Every fragment about one of these entity names: entity fragments of the name and
+        relation fragments with the name at either end; sorted by ``(seq, pos)``."""
+        ...
+
+
+@runtime_checkable
 class DocumentStore(Protocol):
     """Document status rows by id, and :class:`~hexrag.core.documents.Fragment` records
     keyed by ``(chunk_id, pos)`` and findable by the entity names they are about."""
