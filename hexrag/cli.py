@@ -771,29 +771,32 @@ class _Bars:
         self.progress.console.log(message)
 
 
-_TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 
 
 def _documents(paths: list[Path]) -> list[Path]:
-    """The text files named by ``paths`` (folders: their .txt/.md files, recursively, sorted)."""
+    """The document files named by ``paths`` (folders: their .txt/.md/.pdf/.docx files,
+    recursively, sorted)."""
+    from hexrag.parsers import DOCUMENT_SUFFIXES
+
     out: list[Path] = []
     for path in paths:
         if path.is_dir():
-            out += sorted(p for p in path.rglob("*") if p.suffix.lower() in _TEXT_SUFFIXES
+            out += sorted(p for p in path.rglob("*") if p.suffix.lower() in DOCUMENT_SUFFIXES
                           and p.is_file())
         elif path.is_file():
             out.append(path)
         else:
             _fail(f"no such file or folder: {path}")
     if not out:
-        _fail("no .txt or .md document found in the given paths")
+        _fail("no .txt, .md, .pdf or .docx document found in the given paths")
     return out
 
 
 @app.command("ingest")
 def ingest_command(
     paths: Annotated[
-        list[Path], typer.Argument(help="Text files (.txt, .md) or folders of them.",
+        list[Path], typer.Argument(help="Documents (.txt, .md; .pdf, .docx with the docs "
+                                   "extra) or folders of them.",
                                    show_default=False)
     ],
     stack: Annotated[Path, typer.Option("--stack", help=_STACK_HELP, show_default=False)],
@@ -847,6 +850,7 @@ def ingest_command(
         from hexrag.core.documents import encode_file_path
         from hexrag.core.ingestion import IngestSettings
         from hexrag.embedders import aresolve_embedder
+        from hexrag.parsers import read_document
 
         model = None
         if embedder is not None:
@@ -867,8 +871,8 @@ def ingest_command(
                 settings=IngestSettings(chunk_token_size=chunk_size,
                                         chunk_overlap_token_size=chunk_overlap),
             )
-            totals = {"documents": 0, "skipped": 0, "chunks": 0, "entities": 0,
-                      "relations": 0, "llm_calls": 0}
+            totals = {"documents": 0, "skipped": 0, "failed": 0, "chunks": 0,
+                      "entities": 0, "relations": 0, "llm_calls": 0}
             with _Bars() as bars:
                 for i, file in enumerate(files):
                     bars("documents", i, len(files))
@@ -880,9 +884,14 @@ def ingest_command(
                     meta["source"] = source or file.name
                     file_path = (encode_file_path(meta) if product_id or category
                                  else file.name)
-                    report = await ingestor.ingest_text(
-                        file.read_text(encoding="utf-8"), file_path=file_path, metadata=meta
-                    )
+                    try:
+                        report = await ingestor.ingest_text(
+                            read_document(file), file_path=file_path, metadata=meta
+                        )
+                    except HexragError as exc:  # recorded (status failed); go on
+                        totals["failed"] += 1
+                        typer.echo(f"failed: {file}: {str(exc)[:300]}", err=True)
+                        continue
                     if report.skipped:
                         totals["skipped"] += 1
                         continue
@@ -901,6 +910,8 @@ def ingest_command(
 
     totals = _guarded(lambda: asyncio.run(go()))
     typer.echo(f"ingested into {stack}: {json.dumps(totals)}")
+    if totals["failed"]:
+        raise typer.Exit(1)
 
 
 def _metadata_pairs(items: list[str]) -> dict[str, str]:

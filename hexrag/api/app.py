@@ -53,6 +53,7 @@ from hexrag.core.errors import (
     BackendUnavailable,
     ConfigurationError,
     HexragError,
+    InvalidDocument,
     InvalidQuery,
     NotFound,
 )
@@ -180,7 +181,7 @@ def _error_id() -> str:
 
 
 def _status_for(exc: Exception) -> int:
-    if isinstance(exc, InvalidQuery):
+    if isinstance(exc, (InvalidQuery, InvalidDocument)):
         return 422
     if isinstance(exc, NotFound):
         return 404
@@ -293,7 +294,8 @@ def create_app(
     if config.api_key:
         whitelist = (*config.whitelist_paths, "/docs", "/openapi.json", "/static-offline-docs/*")
         app.add_middleware(ApiKeyMiddleware, api_key=config.api_key, whitelist=whitelist)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=limits.max_request_body_bytes)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=limits.max_request_body_bytes,
+                       larger={"/documents/upload": limits.max_upload_bytes})
     if config.cors_origins:
         app.add_middleware(
             CORSMiddleware,

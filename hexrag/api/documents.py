@@ -22,7 +22,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI
+from fastapi import FastAPI, File, Form, UploadFile
 from pydantic import BaseModel, Field, field_validator
 
 from hexrag.api.models import _check_text
@@ -303,6 +303,38 @@ def add_document_routes(
             raise InvalidQuery("file_sources must have one entry per text")
         return queue.submit(req.texts, sources or [None] * len(req.texts), req.model_dump(
             include={"product_id", "category", "source"}))
+
+    @app.post("/documents/upload", response_model=InsertResponse, tags=["documents"],
+              responses=errors)
+    async def upload(
+        file: Annotated[UploadFile, File(description="A .txt, .md, .pdf or .docx document.")],
+        product_id: Annotated[str | None, Form(max_length=MAX_LABEL)] = None,
+        category: Annotated[str | None, Form(max_length=MAX_LABEL)] = None,
+        source: Annotated[str | None, Form(max_length=MAX_LABEL)] = None,
+    ) -> InsertResponse:
+        """Queue an uploaded file for ingestion (LightRAG's endpoint; PDF and DOCX need the
+        ``docs`` extra). The body is bounded by ``MAX_UPLOAD_BYTES``; the text is extracted
+        off the event loop."""
+        from hexrag.parsers import document_text
+
+        name = (file.filename or "").replace("\\", "/").rsplit("/", 1)[-1].strip()
+        if not name:
+            raise InvalidQuery("the uploaded file has no name")
+        for label, value in (("file name", name), ("product_id", product_id),
+                             ("category", category), ("source", source)):
+            try:
+                _check_text(value)
+            except ValueError as exc:
+                raise InvalidQuery(f"{label}: {exc}") from None
+        if len(name) > MAX_LABEL:
+            raise InvalidQuery(f"the file name is longer than {MAX_LABEL} characters")
+        if queue.ingestor is None:
+            raise ConfigurationError(queue.why_not)
+        data = await file.read()
+        text = await asyncio.to_thread(document_text, data, name)
+        return queue.submit([text], [name], {"product_id": product_id or None,
+                                             "category": category or None,
+                                             "source": source or None})
 
     @app.get("/documents", tags=["documents"], responses={
         k: v for k, v in errors.items() if k in (403, 500)})

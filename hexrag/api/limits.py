@@ -4,6 +4,7 @@
 setting                 environment variable      default    over the limit
 ======================  ========================  =========  ==============================
 request body            ``MAX_REQUEST_BODY_BYTES``  1 MiB    413 (counted while streaming)
+file upload body        ``MAX_UPLOAD_BYTES``      50 MiB     413 (``/documents/upload`` only)
 query length            ``MAX_QUERY_CHARS``       65536      422
 scope values per field  ``MAX_SCOPE_VALUES``      256        422
 history turns           ``MAX_HISTORY_MESSAGES``  64         422 (``conversation_history``)
@@ -14,7 +15,8 @@ unauthenticated paths   ``WHITELIST_PATHS``       ``/health``  (``/docs`` and it
 CORS origins            ``CORS_ORIGINS``          (none)     no CORS headers
 ======================  ========================  =========  ==============================
 
-``MAX_REQUEST_BODY_BYTES=0`` disables the body limit, like LightRAG. ``WHITELIST_PATHS`` and
+``MAX_REQUEST_BODY_BYTES=0`` (``MAX_UPLOAD_BYTES=0``) disables the body (upload) limit, like
+LightRAG. ``WHITELIST_PATHS`` and
 ``CORS_ORIGINS`` are comma-separated; a ``/*`` suffix whitelists a path and everything under
 it; ``CORS_ORIGINS=*`` allows every origin.
 """
@@ -43,6 +45,7 @@ class ApiLimits:
     """Size and time bounds of one request (see the module docstring)."""
 
     max_request_body_bytes: int = 1024 * 1024
+    max_upload_bytes: int = 50 * 1024 * 1024
     max_query_chars: int = HARD_MAX_QUERY_CHARS
     max_scope_values: int = 256
     max_history_messages: int = 64
@@ -52,6 +55,7 @@ class ApiLimits:
     def __post_init__(self) -> None:
         checks = {
             "MAX_REQUEST_BODY_BYTES": (self.max_request_body_bytes, 0, 1 << 34),
+            "MAX_UPLOAD_BYTES": (self.max_upload_bytes, 0, 1 << 34),
             "MAX_QUERY_CHARS": (self.max_query_chars, 1, HARD_MAX_QUERY_CHARS),
             "MAX_SCOPE_VALUES": (self.max_scope_values, 1, HARD_MAX_SCOPE_VALUES),
             "MAX_HISTORY_MESSAGES": (self.max_history_messages, 0, HARD_MAX_HISTORY),
@@ -73,6 +77,7 @@ class ApiLimits:
         values: dict[str, Any] = {}
         for attr, name, kind in (
             ("max_request_body_bytes", "MAX_REQUEST_BODY_BYTES", int),
+            ("max_upload_bytes", "MAX_UPLOAD_BYTES", int),
             ("max_query_chars", "MAX_QUERY_CHARS", int),
             ("max_scope_values", "MAX_SCOPE_VALUES", int),
             ("max_history_messages", "MAX_HISTORY_MESSAGES", int),

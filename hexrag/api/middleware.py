@@ -10,7 +10,7 @@ import hmac
 import json
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
 __all__ = ["ApiKeyMiddleware", "BodyLimitMiddleware", "CatchAllMiddleware", "path_matches"]
@@ -39,17 +39,22 @@ async def send_json(send: Send, status: int, body: dict[str, Any], **headers: st
 class BodyLimitMiddleware:
     """413 for a body over ``max_bytes``: refused on its ``Content-Length`` before anything is
     read, else while it streams in. The body is read here (at most ``max_bytes`` of it) and
-    handed to the app in one piece, so the app never sees a partial body."""
+    handed to the app in one piece, so the app never sees a partial body. ``larger`` gives
+    some paths their own limit (``/documents/upload``: ``MAX_UPLOAD_BYTES``)."""
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, max_bytes: int,
+                 larger: Mapping[str, int] | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.larger = dict(larger or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.max_bytes <= 0:
+        limit = self.max_bytes
+        if scope["type"] == "http":
+            limit = self.larger.get(scope.get("path", ""), limit)
+        if scope["type"] != "http" or limit <= 0:
             await self.app(scope, receive, send)
             return
-        limit = self.max_bytes
         for name, value in scope.get("headers", []):
             if name == b"content-length":
                 try:
@@ -58,7 +63,7 @@ class BodyLimitMiddleware:
                     await send_json(send, 400, {"detail": "invalid Content-Length header"})
                     return
                 if declared > limit:
-                    await self._refuse(send)
+                    await self._refuse(send, limit)
                     return
         parts: list[bytes] = []
         total = 0
@@ -69,7 +74,7 @@ class BodyLimitMiddleware:
             chunk = message.get("body", b"")
             total += len(chunk)
             if total > limit:
-                await self._refuse(send)
+                await self._refuse(send, limit)
                 return
             parts.append(chunk)
             if not message.get("more_body", False):
@@ -86,12 +91,12 @@ class BodyLimitMiddleware:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, send: Send) -> None:
+    async def _refuse(self, send: Send, limit: int) -> None:
+        name = "MAX_REQUEST_BODY_BYTES" if limit == self.max_bytes else "MAX_UPLOAD_BYTES"
         await send_json(
             send,
             413,
-            {"detail": f"request body too large (limit {self.max_bytes} bytes, "
-                       "MAX_REQUEST_BODY_BYTES)"},
+            {"detail": f"request body too large (limit {limit} bytes, {name})"},
             connection="close",
         )
 

@@ -40,7 +40,7 @@ class ScriptedLLM:
         yield await self.complete(prompt)
 
 
-def _app(with_llm: bool = True, documents: bool = True) -> Any:
+def _app(with_llm: bool = True, documents: bool = True, settings: Any = None) -> Any:
     stores = {
         **{ns: MemoryVectorIndex(ns, DIM) for ns in ("entities", "relationships", "chunks")},
         "graph": MemoryGraphStore(), "chunk_store": MemoryChunkStore(),
@@ -52,7 +52,7 @@ def _app(with_llm: bool = True, documents: bool = True) -> Any:
         settings=IngestSettings(chunk_token_size=30, chunk_overlap_token_size=5),
         documents=MemoryDocumentStore() if documents else None,
     ) if with_llm else None
-    return create_app(engine, ingestor=ingestor, required_stores=())
+    return create_app(engine, ingestor=ingestor, required_stores=(), settings=settings)
 
 
 @pytest.fixture
@@ -195,5 +195,69 @@ def test_delete_without_a_document_store_is_503() -> None:
         r = server.client.request("DELETE", "/documents/delete_document",
                                   json={"doc_ids": ["doc-1"]})
         assert r.status_code == 503 and "document store" in r.text
+    finally:
+        server.stop()
+
+
+def test_upload_text_pdf_and_docx_then_query(live: LiveServer) -> None:
+    from tests.unit.test_parsers import tiny_docx, tiny_pdf
+
+    files = [
+        ("crm.md", b"Acme CRM syncs contacts with Mailchimp. Mailchimp sends the Newsletter.",
+         {"product_id": "p-crm"}),
+        ("erp.pdf", tiny_pdf(["Acme ERP books Invoices in Xero.", "Xero reports to Finance."]),
+         {"product_id": "p-erp", "category": "erp"}),
+        ("dir/ledger.docx", tiny_docx(["Ledger Pro imports Invoices from Xero."]), {}),
+    ]
+    for name, data, form in files:
+        r = live.client.post("/documents/upload", files={"file": (name, data)}, data=form)
+        assert r.status_code == 200 and r.json()["status"] == "success", r.text
+    _wait_idle(live)
+    processed = live.client.get("/documents").json()["statuses"]["processed"]
+    assert {d["file_path"] for d in processed} == {
+        "product_id:p-crm:source:crm.md", "product_id:p-erp:category:erp:source:erp.pdf",
+        "ledger.docx"}
+    again = live.client.post("/documents/upload", files={"file": ("copy.md", files[0][1])},
+                             data={"product_id": "p-crm"})
+    assert again.json()["status"] == "duplicated"
+    data = live.client.post("/query/data", json={
+        "query": "Who books invoices?", "mode": "naive", "scope": {"product_id": "p-erp"},
+    }).json()
+    assert [c["content"] for c in data["data"]["chunks"]] and all(
+        "Acme ERP books Invoices in Xero." in c["content"] for c in data["data"]["chunks"])
+
+
+@pytest.mark.parametrize(("name", "data", "form", "status"), [
+    ("x.exe", b"MZ", {}, 422),
+    ("x.txt", b"\xff\xfe\xfa", {}, 422),
+    ("x.pdf", b"%PDF-1.4 junk", {}, 422),
+    ("x.docx", b"PK junk", {}, 422),
+    ("", b"text", {}, 422),
+    ("x.txt", b"text", {"product_id": "p\x00"}, 422),
+    ("x.txt", b"text", {"product_id": "p" * 600}, 422),
+    ("x" * 600 + ".txt", b"text", {}, 422),
+])
+def test_hostile_uploads_are_4xx(live: LiveServer, name: str, data: bytes,
+                                 form: dict[str, str], status: int) -> None:
+    r = live.client.post("/documents/upload", files={"file": (name, data)}, data=form)
+    assert r.status_code == status, (r.status_code, r.text[:300])
+    assert len(r.text) < 2000 and "Traceback" not in r.text
+    assert not live.client.get("/documents").json()["statuses"]
+
+
+def test_upload_size_is_bounded_by_max_upload_bytes() -> None:
+    from hexrag.api.limits import ApiLimits, ApiSettings
+
+    server = LiveServer(_app(settings=ApiSettings(limits=ApiLimits(
+        max_request_body_bytes=1000, max_upload_bytes=20_000))))
+    try:
+        ok = server.client.post("/documents/upload",
+                                files={"file": ("a.txt", b"Acme CRM. " * 500)})
+        assert ok.status_code == 200, ok.text  # over the JSON limit, under the upload one
+        big = server.client.post("/documents/upload",
+                                 files={"file": ("b.txt", b"Acme CRM. " * 3000)})
+        assert big.status_code == 413 and "MAX_UPLOAD_BYTES" in big.text
+        text = server.client.post("/documents/text", json={"text": "Acme CRM. " * 200})
+        assert text.status_code == 413 and "MAX_REQUEST_BODY_BYTES" in text.text
     finally:
         server.stop()

@@ -46,15 +46,17 @@ def _app() -> object:
     )
     import time
 
+    from hexrag.adapters.memory import MemoryDocumentStore
     from hexrag.adapters.tiktoken_offline import default_tokenizer
     from hexrag.core.ingestion import Ingestor
 
-    # the document endpoints are fuzzed too, with a real (background) ingestion pipeline
+    # the document endpoints are fuzzed too (deletion and upload included), with a real
+    # (background) ingestion pipeline and document store
     ingestor = Ingestor(
         entities=demo.entities, relationships=demo.relationships, chunks=demo.chunks,
         graph=demo.graph, chunk_store=demo.chunk_store, llm=FakeLLM(),
         embedder=demo.engine.embedder, tokenizer=default_tokenizer(),
-        clock=lambda: int(time.time()),
+        clock=lambda: int(time.time()), documents=MemoryDocumentStore(),
     )
     return create_app(engine, settings=ApiSettings(), ingestor=ingestor)
 
