@@ -91,12 +91,13 @@ def compose_ingestor(
     tokenizer: Any = None,
     clock: Callable[[], int] | None = None,
     settings: Any = None,
+    cache: Any = None,
 ) -> Any:
     """An :class:`~hexrag.core.ingestion.Ingestor` over ``stores`` (as for
     :func:`compose_engine`), the extraction ``llm``, the ``embedder`` and the stack's
     ``documents`` store (``None``: ingestion works, deletion and status rows do not).
     ``tokenizer`` defaults to the offline tiktoken ``gpt-4o-mini`` tokenizer, ``clock`` to
-    ``time.time``."""
+    ``time.time``; ``cache`` (LightRAG's extraction LLM cache) to the stores' ``cache``."""
     import time
 
     from hexrag.core.ingestion import Ingestor
@@ -114,9 +115,12 @@ def compose_ingestor(
         from hexrag.adapters.tiktoken_offline import default_tokenizer
 
         tokenizer = default_tokenizer()
+    if cache is None:
+        cache = pick("cache")
     return Ingestor(
         **found, llm=llm, embedder=embedder, tokenizer=tokenizer,
         clock=clock or (lambda: int(time.time())), settings=settings, documents=documents,
+        cache=cache,
     )
 
 

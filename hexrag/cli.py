@@ -702,10 +702,12 @@ async def _serve(
                            "working directory takes documents through `hexrag ingest`")
         elif stack.engine.llm is not None:
             from hexrag.bootstrap import compose_ingestor
+            from hexrag.env import ingest_settings
 
             ingestor = compose_ingestor(
                 stack.engine.stores, llm=stack.engine.llm, embedder=stack.engine.embedder,
                 tokenizer=stack.engine.tokenizer, documents=stack.documents,
+                cache=stack.engine.cache, settings=ingest_settings(),
             )
         app_ = create_app(
             stack.engine, probes=stack.probes(), settings=api, consistency=consistency,
@@ -818,11 +820,13 @@ def ingest_command(
         str | None, typer.Option(help="Source label (default: the file name).")
     ] = None,
     chunk_size: Annotated[
-        int, typer.Option(help="CHUNK_SIZE: tokens per chunk.", min=2, max=100000)
-    ] = 1200,
+        int | None, typer.Option(help="Tokens per chunk (default: CHUNK_SIZE, else 1200).",
+                                 min=2, max=100000, show_default=False)
+    ] = None,
     chunk_overlap: Annotated[
-        int, typer.Option(help="CHUNK_OVERLAP_SIZE: tokens shared by neighbours.", min=0)
-    ] = 100,
+        int | None, typer.Option(help="Tokens shared by neighbouring chunks (default: "
+                                 "CHUNK_OVERLAP_SIZE, else 100).", min=0, show_default=False)
+    ] = None,
     metadata: Annotated[
         list[str] | None,
         typer.Option("--metadata", help="KEY=VALUE metadata for every document (repeatable).",
@@ -838,8 +842,10 @@ def ingest_command(
     them in LightRAG's encoded file_path (product_id:<pid>:category:<cat>:source:<src>), so
     scoped queries see them. A working directory is written at the end (LightRAG opens it).
     """
-    if chunk_overlap >= chunk_size:
-        _fail("--chunk-overlap must be smaller than --chunk-size")
+    from hexrag.env import ingest_settings
+
+    settings = _guarded(lambda: ingest_settings(chunk_token_size=chunk_size,
+                                                chunk_overlap_token_size=chunk_overlap))
     extra = _metadata_pairs(metadata or [])
     files = _documents(paths)
 
@@ -848,7 +854,6 @@ def ingest_command(
         from hexrag.bootstrap import compose_ingestor, open_stack
         from hexrag.config import StackConfig, build_llm
         from hexrag.core.documents import encode_file_path
-        from hexrag.core.ingestion import IngestSettings
         from hexrag.embedders import aresolve_embedder
         from hexrag.parsers import read_document
 
@@ -868,11 +873,10 @@ def ingest_command(
                       "server via OPENAI_BASE_URL / OPENAI_API_KEY) or set llm in the stack")
             ingestor = compose_ingestor(
                 opened.stores, llm=chat, embedder=embed, documents=opened.documents,
-                settings=IngestSettings(chunk_token_size=chunk_size,
-                                        chunk_overlap_token_size=chunk_overlap),
+                settings=settings,
             )
             totals = {"documents": 0, "skipped": 0, "failed": 0, "chunks": 0,
-                      "entities": 0, "relations": 0, "llm_calls": 0}
+                      "entities": 0, "relations": 0, "llm_calls": 0, "llm_cache_hits": 0}
             with _Bars() as bars:
                 for i, file in enumerate(files):
                     bars("documents", i, len(files))
@@ -900,6 +904,7 @@ def ingest_command(
                     totals["entities"] += len(report.entities)
                     totals["relations"] += len(report.relations)
                     totals["llm_calls"] += report.llm_calls
+                    totals["llm_cache_hits"] += report.cache_hits
                 bars("documents", len(files), len(files))
             await opened.commit()
             if llm and chat is not None and hasattr(chat, "aclose"):
@@ -976,6 +981,10 @@ def delete_command(
                      "LightRAG's merge rule summarises); default: the stack's, else the "
                      "offline scripted one refuses.", show_default=False),
     ] = None,
+    delete_llm_cache: Annotated[
+        bool, typer.Option("--delete-llm-cache", help="Also drop the deleted chunks' "
+                           "extraction answers from the LLM cache (LightRAG's flag).")
+    ] = False,
 ) -> None:
     """Delete documents exactly: their chunks, vectors, fragments and status rows go; the
     entities and relations they touched are rebuilt from the remaining documents' fragments
@@ -992,7 +1001,8 @@ def delete_command(
                 opened.stores, llm=chat or _NoLLM(), embedder=opened.engine.embedder,
                 documents=opened.documents,
             )
-            report = await ingestor.delete_documents(doc_ids)
+            report = await ingestor.delete_documents(doc_ids,
+                                                     delete_llm_cache=delete_llm_cache)
             await opened.commit()
             return {
                 "deleted": report.deleted, "not_found": report.not_found,
@@ -1000,7 +1010,7 @@ def delete_command(
                 "entities_rebuilt": len(report.entities_rebuilt),
                 "relations_deleted": len(report.relations_deleted),
                 "relations_rebuilt": len(report.relations_rebuilt),
-                "llm_calls": report.llm_calls,
+                "llm_calls": report.llm_calls, "llm_cache_deleted": report.llm_cache_deleted,
             }
         finally:
             await opened.aclose()

@@ -14,7 +14,13 @@ working exactly as in LightRAG 1.5.7:
   ``RELATED_CHUNK_NUMBER``, ``COSINE_THRESHOLD``, ``MIN_RERANK_SCORE``,
   ``ENABLE_CONTENT_HEADINGS``, ``SUMMARY_LANGUAGE``, ``USER_PROMPT_PREFIX``, ``LLM_MODEL``,
   ``LLM_BINDING``, ``LLM_BINDING_HOST``, ``ENABLE_LLM_CACHE``, and hexrag's
-  ``HEXRAG_RELATION_LOOKUP`` as JSON).
+  ``HEXRAG_RELATION_LOOKUP`` as JSON);
+* ingestion (:func:`ingest_settings`): ``CHUNK_SIZE`` (1200), ``CHUNK_OVERLAP_SIZE`` (100),
+  ``MAX_GLEANING`` (1), ``MAX_EXTRACT_INPUT_TOKENS`` (20480), ``SUMMARY_LANGUAGE``,
+  ``FORCE_LLM_SUMMARY_ON_MERGE`` (8), ``SUMMARY_MAX_TOKENS`` (1200), ``SUMMARY_CONTEXT_SIZE``
+  (12000), ``SUMMARY_LENGTH_RECOMMENDED`` (600), ``MAX_SOURCE_IDS_PER_ENTITY`` /
+  ``MAX_SOURCE_IDS_PER_RELATION`` (200), ``SOURCE_IDS_LIMIT_METHOD`` (``KEEP``),
+  ``MAX_FILE_PATHS`` (75), ``ENABLE_LLM_CACHE_FOR_EXTRACT`` (``true``).
 
 Explicit arguments always win over the environment.
 """
@@ -29,7 +35,7 @@ from typing import Any
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import QUERY_DEFAULTS, EngineSettings, QueryParam
 
-__all__ = ["engine_settings", "query_param", "query_param_defaults"]
+__all__ = ["engine_settings", "ingest_settings", "query_param", "query_param_defaults"]
 
 _QUERY_ENV = {
     "top_k": "TOP_K",
@@ -91,3 +97,58 @@ def engine_settings(environ: Mapping[str, str] | None = None, **fields: Any) -> 
     for key, value in fields.items():
         values[by_alias.get(key, key)] = value
     return EngineSettings(**values)
+
+
+def _int_env(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        return default  # LightRAG's get_env_value: the default on bad input
+
+
+def ingest_settings(environ: Mapping[str, str] | None = None, **fields: Any) -> Any:
+    """:class:`~hexrag.core.ingestion.IngestSettings` from LightRAG's variables (see the
+    module docstring); ``fields`` (``IngestSettings`` field names) win."""
+    from hexrag.core.ingestion import IngestSettings
+    from hexrag.core.merging import MergeSettings
+    from hexrag.core.summary import SummaryLimits
+
+    env = os.environ if environ is None else environ
+    language = env.get("SUMMARY_LANGUAGE") or "English"
+    method = (env.get("SOURCE_IDS_LIMIT_METHOD") or "KEEP").strip().upper()
+    if method not in ("KEEP", "FIFO"):
+        method = "KEEP"  # LightRAG normalises anything else to its default
+    summary = SummaryLimits(
+        context_size=_int_env(env, "SUMMARY_CONTEXT_SIZE", 12000),
+        max_tokens=_int_env(env, "SUMMARY_MAX_TOKENS", 1200),
+        force_llm_summary_on_merge=_int_env(env, "FORCE_LLM_SUMMARY_ON_MERGE", 8),
+        length_recommended=_int_env(env, "SUMMARY_LENGTH_RECOMMENDED", 600),
+        language=language,
+    )
+    merge = MergeSettings(
+        max_source_ids=_int_env(env, "MAX_SOURCE_IDS_PER_ENTITY", 200),
+        max_source_ids_relation=_int_env(env, "MAX_SOURCE_IDS_PER_RELATION", 200),
+        limit_method=method,
+        max_file_paths=_int_env(env, "MAX_FILE_PATHS", 75),
+        summary=summary,
+    )
+    values: dict[str, Any] = {
+        "chunk_token_size": _int_env(env, "CHUNK_SIZE", 1200),
+        "chunk_overlap_token_size": _int_env(env, "CHUNK_OVERLAP_SIZE", 100),
+        "max_gleaning": _int_env(env, "MAX_GLEANING", 1),
+        "max_extract_input_tokens": _int_env(env, "MAX_EXTRACT_INPUT_TOKENS", 20480),
+        "language": language,
+        "merge": merge,
+        "enable_llm_cache_for_extract": env.get("ENABLE_LLM_CACHE_FOR_EXTRACT", "true")
+        .strip().lower() in ("true", "1", "yes", "on"),
+    }
+    values.update({k: v for k, v in fields.items() if v is not None})
+    if values["chunk_overlap_token_size"] >= values["chunk_token_size"]:
+        raise ConfigurationError(
+            f"CHUNK_OVERLAP_SIZE ({values['chunk_overlap_token_size']}) must be smaller than "
+            f"CHUNK_SIZE ({values['chunk_token_size']})"
+        )
+    return IngestSettings(**values)

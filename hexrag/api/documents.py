@@ -111,6 +111,12 @@ class DeleteDocResponse(BaseModel):
     doc_id: str
 
 
+@dataclass(frozen=True)
+class _Deletion:
+    ids: list[str]
+    delete_llm_cache: bool = False
+
+
 @dataclass
 class _Doc:
     id: str
@@ -153,7 +159,7 @@ class DocumentQueue:
         "\"openai:MODEL\" in the stack TOML, or HEXRAG_LLM)"
     )
     docs: dict[str, _Doc] = field(default_factory=dict)
-    queue: list[str | list[str]] = field(default_factory=list)
+    queue: list[str | _Deletion] = field(default_factory=list)
     busy: bool = False
     latest_message: str = ""
     _task: asyncio.Task[None] | None = None
@@ -202,13 +208,14 @@ class DocumentQueue:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run())
 
-    def delete(self, doc_ids: list[str]) -> DeleteDocResponse:
+    def delete(self, doc_ids: list[str], *, delete_llm_cache: bool = False
+               ) -> DeleteDocResponse:
         if self.ingestor is None:
             raise ConfigurationError(self.why_not)
         if self.ingestor.documents is None:
             raise ConfigurationError("deleting documents needs a stack with a document store")
         ids = list(dict.fromkeys(doc_ids))
-        self.queue.append(ids)
+        self.queue.append(_Deletion(ids, delete_llm_cache))
         self._kick()
         return DeleteDocResponse(
             status="deletion_started", doc_id=", ".join(ids)[:MAX_LABEL],
@@ -220,7 +227,7 @@ class DocumentQueue:
         while self.queue:
             item = self.queue.pop(0)
             self.busy = True
-            if isinstance(item, list):
+            if isinstance(item, _Deletion):
                 await self._delete(item)
                 continue
             doc = self.docs[item]
@@ -240,11 +247,12 @@ class DocumentQueue:
             self.latest_message = f"{doc.status} {doc.id}"
         self.busy = False
 
-    async def _delete(self, ids: list[str]) -> None:
+    async def _delete(self, job: _Deletion) -> None:
         assert self.ingestor is not None
-        self.latest_message = f"deleting {len(ids)} document(s)"
+        self.latest_message = f"deleting {len(job.ids)} document(s)"
         try:
-            report = await self.ingestor.delete_documents(ids)
+            report = await self.ingestor.delete_documents(
+                job.ids, delete_llm_cache=job.delete_llm_cache)
         except Exception as exc:  # reported, never raised
             message = str(exc) if isinstance(exc, HexragError) else type(exc).__name__
             self.latest_message = f"deletion failed: {message[:300]}"
@@ -273,7 +281,7 @@ class DocumentQueue:
         return {
             "busy": self.busy,
             "docs": len(self.queue) + (1 if self.busy else 0),
-            "queued_deletions": sum(isinstance(i, list) for i in self.queue),
+            "queued_deletions": sum(isinstance(i, _Deletion) for i in self.queue),
             "job_name": "hexrag ingestion",
             "latest_message": self.latest_message,
         }
@@ -348,7 +356,7 @@ def add_document_routes(
         """Queue an exact deletion of documents (LightRAG's endpoint): their chunks,
         vectors and fragments go, the entities and relations they touched are rebuilt
         from the remaining documents."""
-        return queue.delete(req.doc_ids)
+        return queue.delete(req.doc_ids, delete_llm_cache=req.delete_llm_cache)
 
     @app.get("/documents/pipeline_status", tags=["documents"], responses={
         k: v for k, v in errors.items() if k in (403, 500)})

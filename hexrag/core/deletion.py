@@ -45,6 +45,7 @@ class DeleteReport:
     relations_rebuilt: list[tuple[str, str]] = field(default_factory=list)
     legacy: int = 0
     llm_calls: int = 0
+    llm_cache_deleted: int = 0
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,9 @@ equivalence with LightRAG's own ``ainsert`` is tested in
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -53,6 +54,12 @@ from hexrag.core.extraction import (
     sanitize_text_for_encoding,
 )
 from hexrag.core.extraction_prompts import extraction_prompts, gleaning_history
+from hexrag.core.hashing import (
+    LLM_IDENTITY_MARKER,
+    compute_args_hash,
+    llm_cache_identity,
+    serialize_identity,
+)
 from hexrag.core.ids import entity_id, mdhash_id, relation_id
 from hexrag.core.merging import (
     NO_EVIDENCE,
@@ -63,7 +70,15 @@ from hexrag.core.merging import (
 )
 from hexrag.core.model import GRAPH_FIELD_SEP, Chunk, Entity, Relation, VectorRecord
 from hexrag.core.tokenizer import Tokenizer, count_tokens
-from hexrag.ports import LLM, ChunkStore, DocumentStore, Embedder, GraphStore, VectorIndex
+from hexrag.ports import (
+    LLM,
+    Cache,
+    ChunkStore,
+    DocumentStore,
+    Embedder,
+    GraphStore,
+    VectorIndex,
+)
 
 __all__ = ["IngestReport", "IngestSettings", "Ingestor"]
 
@@ -82,6 +97,13 @@ class IngestSettings:
     max_extract_input_tokens: int = 20480
     language: str = "English"
     merge: MergeSettings = field(default_factory=MergeSettings)
+    #: LightRAG's ``enable_llm_cache_for_entity_extract`` (``ENABLE_LLM_CACHE_FOR_EXTRACT``):
+    #: extraction, gleaning and summary answers are kept in the stack's LLM cache.
+    enable_llm_cache_for_extract: bool = True
+    #: The LLM identity in the cache key (LightRAG's ``get_llm_cache_identity(config,
+    #: "extract")``); ``None``: ``{"role": "extract", "binding": None, "model":
+    #: <the LLM's model_name>, "host": None}``.
+    llm_identity: Mapping[str, Any] | None = None
 
 
 @dataclass
@@ -94,6 +116,8 @@ class IngestReport:
     relations: list[tuple[str, str]]
     llm_calls: int = 0
     skipped: bool = False
+    #: LLM answers served from the extraction cache instead of the LLM.
+    cache_hits: int = 0
 
 
 def _iso(epoch: int) -> str:
@@ -153,6 +177,7 @@ class Ingestor:
         clock: Callable[[], int],
         settings: IngestSettings | None = None,
         documents: DocumentStore | None = None,
+        cache: Cache | None = None,
     ) -> None:
         self._entities = entities
         self._relationships = relationships
@@ -165,29 +190,81 @@ class Ingestor:
         self._clock = clock
         self._settings = settings or IngestSettings()
         self._documents = documents
+        self._cache = cache
         self._calls = 0
+        self._hits = 0
+        identity = self._settings.llm_identity
+        if identity is None:
+            identity = llm_cache_identity("extract", binding=None,
+                                          model=getattr(llm, "model_name", None), host=None)
+        self._identity = serialize_identity(identity)
 
     @property
     def documents(self) -> DocumentStore | None:
         """The document store (status rows and fragments), if the stack has one."""
         return self._documents
 
-    async def _ask(self, prompt: str, *, system: str | None = None,
-                   history: Sequence[dict[str, str]] = ()) -> str:
+    async def _ask(
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        history: Sequence[dict[str, str]] = (),
+        cache_type: str = "extract",
+        chunk_id: str | None = None,
+        keys: list[str] | None = None,
+    ) -> tuple[str, int]:
+        """LightRAG's ``use_llm_func_with_cache``: the sanitised prompt, its answer from
+        the cache (key ``default:<cache_type>:<hash>``) or from the LLM (then cached);
+        returns the answer and its time (the cache entry's ``create_time`` on a hit)."""
+        user = sanitize_text_for_encoding(prompt)
+        sys_ = sanitize_text_for_encoding(system) if system else None
+        hist = [{**m, "content": sanitize_text_for_encoding(m["content"])} if "content" in m
+                else dict(m) for m in history]
+        cache = self._cache if self._settings.enable_llm_cache_for_extract else None
+        key = joined = ""
+        if cache is not None:
+            parts = [p for p in (user, sys_) if p]
+            if hist:
+                parts.append(json.dumps(hist, ensure_ascii=False))
+            joined = "\n".join(parts)
+            digest = compute_args_hash(joined, "\n<response_format>\n", "",
+                                       LLM_IDENTITY_MARKER, self._identity)
+            key = f"default:{cache_type}:{digest}"
+            (hit,) = await cache.get_many([key])
+            if hit and isinstance(hit.get("return"), str):
+                self._hits += 1
+                if keys is not None:
+                    keys.append(key)
+                return hit["return"], int(hit.get("create_time") or 0)
         self._calls += 1
-        answer = await self._llm.complete(prompt, system_prompt=system, history=history)
-        return remove_think_tags(answer)
+        answer = remove_think_tags(
+            await self._llm.complete(user, system_prompt=sys_, history=hist)
+        )
+        now = self._clock()
+        if cache is not None:
+            await cache.set_many({key: {
+                "return": answer, "cache_type": cache_type, "chunk_id": chunk_id,
+                "original_prompt": joined, "queryparam": None, "create_time": now,
+                "update_time": now, "_id": key,
+            }})
+            if keys is not None:
+                keys.append(key)
+        return answer, now
 
     async def _summarize(self, prompt: str) -> str:
-        return await self._ask(prompt)
+        answer, _ = await self._ask(prompt, cache_type="summary")
+        return answer
 
     # ---------------------------------------------------------------- extraction
 
-    async def _extract(self, key: str, content: str, file_path: str) -> tuple[dict, dict]:
+    async def _extract(self, key: str, content: str, file_path: str,
+                       keys: list[str]) -> tuple[dict, dict]:
         s = self._settings
         prompts = extraction_prompts(content, language=s.language)
-        first = await self._ask(prompts.user, system=prompts.system)
-        nodes, edges = parse_extraction(first, key, self._clock(), file_path)
+        first, stamp = await self._ask(prompts.user, system=prompts.system, chunk_id=key,
+                                       keys=keys)
+        nodes, edges = parse_extraction(first, key, stamp, file_path)
         if s.max_gleaning <= 0:
             return nodes, edges
         history = gleaning_history(prompts, first)
@@ -197,8 +274,9 @@ class Ingestor:
             ) + count_tokens(prompts.continue_user, self._tokenizer)
             if tokens > s.max_extract_input_tokens:
                 return nodes, edges
-        again = await self._ask(prompts.continue_user, system=prompts.system, history=history)
-        g_nodes, g_edges = parse_extraction(again, key, self._clock(), file_path)
+        again, stamp = await self._ask(prompts.continue_user, system=prompts.system,
+                                       history=history, chunk_id=key, keys=keys)
+        g_nodes, g_edges = parse_extraction(again, key, stamp, file_path)
         for name, found in g_nodes.items():
             if name not in nodes or len(found[0].description) > len(nodes[name][0].description):
                 nodes[name] = list(found)
@@ -230,7 +308,7 @@ class Ingestor:
         descriptions.
         """
         s = self._settings
-        self._calls = 0
+        self._calls = self._hits = 0
         meta = dict(metadata or {})
         if file_path is None:
             file_path = encode_file_path(meta)
@@ -294,9 +372,15 @@ class Ingestor:
         record: DocRecord | None,
         report: IngestReport,
     ) -> None:
-        # The LLM first: a failed extraction writes nothing.
-        results = await asyncio.gather(*(self._extract(c.id, c.content, file_path)
-                                         for c in chunks))
+        # The LLM first: a failed extraction writes nothing (but what the LLM answered is
+        # cached, so a retry does not pay for it again).
+        cache_keys: list[list[str]] = [[] for _ in chunks]
+        results = await asyncio.gather(*(self._extract(c.id, c.content, file_path, k)
+                                         for c, k in zip(chunks, cache_keys, strict=True)))
+        chunks[:] = [
+            replace(c, metadata={**c.metadata, "llm_cache_list": k}) if k else c
+            for c, k in zip(chunks, cache_keys, strict=True)
+        ]
         now = self._clock()
         vectors = await self._embedder.embed([c.content for c in chunks])
         all_nodes: dict[str, list[dict[str, Any]]] = {}
@@ -329,6 +413,7 @@ class Ingestor:
         report.entities = list(all_nodes)
         report.relations = list(all_edges)
         report.llm_calls = self._calls
+        report.cache_hits = self._hits
 
     async def _merge(
         self,
@@ -416,11 +501,15 @@ class Ingestor:
 
     # ---------------------------------------------------------------- deletion
 
-    async def delete_documents(self, doc_ids: Sequence[str]) -> DeleteReport:
+    async def delete_documents(
+        self, doc_ids: Sequence[str], *, delete_llm_cache: bool = False
+    ) -> DeleteReport:
         """Delete documents exactly (:mod:`hexrag.core.deletion`): their chunks, chunk
         vectors, fragments and status rows go; the entities and relations they touched are
         rebuilt from the remaining fragments in one deferred replay (the LLM summarises only
-        where LightRAG's merge rule says so) or deleted when nothing remains."""
+        where LightRAG's merge rule says so) or deleted when nothing remains. With
+        ``delete_llm_cache`` (LightRAG's flag) the extraction cache entries of the deleted
+        chunks go too."""
         docs = self._documents
         if docs is None:
             raise ConfigurationError(
@@ -443,6 +532,15 @@ class Ingestor:
         about = await docs.fragments_about(names) if names else []
         plan = plan_deletion(chunk_ids, deleted, about)
         await self._rebuild(plan, report)
+        if chunk_ids and delete_llm_cache and self._cache is not None:
+            stored_chunks = await self._chunk_store.get_chunks(chunk_ids)
+            stale_keys = list(dict.fromkeys(
+                k for c in stored_chunks if c is not None
+                for k in (c.metadata.get("llm_cache_list") or []) if isinstance(k, str)
+            ))
+            if stale_keys:
+                await self._cache.delete_many(stale_keys)
+            report.llm_cache_deleted = len(stale_keys)
         if chunk_ids:
             await self._chunks.delete(chunk_ids)
             await self._chunk_store.delete_chunks(chunk_ids)

@@ -72,7 +72,8 @@ class ScriptedLLM:
         yield await self.complete(prompt)
 
 
-def _lightrag(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, int]:
+def _lightrag(tmp: Path, monkeypatch: pytest.MonkeyPatch, *, cache: bool = False
+             ) -> tuple[Path, int]:
     register_offline_tiktoken()
     from lightrag import LightRAG
     from lightrag.utils import TiktokenTokenizer
@@ -98,7 +99,7 @@ def _lightrag(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, int]:
             embedding_func=lightrag_embedding_func(HashingEmbedder(DIM)),
             llm_model_func=llm, tokenizer=TiktokenTokenizer("gpt-4o-mini"),
             chunk_token_size=20, chunk_overlap_token_size=4, force_llm_summary_on_merge=3,
-            enable_llm_cache=False, enable_llm_cache_for_entity_extract=False,
+            enable_llm_cache=False, enable_llm_cache_for_entity_extract=cache,
         )
         await rag.initialize_storages()
         try:
@@ -315,3 +316,67 @@ def test_lightrag_answers_from_what_hexrag_ingested(tmp_path: Path) -> None:
         return diffs
 
     assert asyncio.run(run()) == []
+
+
+def test_extraction_cache_equals_lightrags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the extraction LLM cache on (LightRAG's default), hexrag writes LightRAG's cache
+    entries (same keys, answers, prompts, chunk ids) and chunk ``llm_cache_list``s; a second
+    ingestion of the same documents into a new stack sharing that cache calls no LLM and
+    builds the same stores."""
+    import json
+
+    from hexrag.adapters.workdir.stack import LLM_CACHE_FILE
+
+    lr_dir, lr_calls = _lightrag(tmp_path / "lr", monkeypatch, cache=True)
+    stack = empty_workdir_stack(DIM)
+    llm = ScriptedLLM()
+    ingestor = Ingestor(
+        entities=stack.entities, relationships=stack.relationships, chunks=stack.chunks,
+        graph=stack.graph, chunk_store=stack.chunk_store, llm=llm,
+        embedder=HashingEmbedder(DIM), tokenizer=default_tokenizer(), clock=lambda: NOW,
+        settings=IngestSettings(
+            chunk_token_size=20, chunk_overlap_token_size=4,
+            merge=MergeSettings(summary=SummaryLimits(force_llm_summary_on_merge=3)),
+            llm_identity={"role": "extract", "binding": None, "model": "gpt-4o-mini",
+                          "host": None},
+        ),
+        cache=stack.cache,
+    )
+
+    async def run(ing: Ingestor) -> int:
+        hits = 0
+        for doc in DOCS:
+            hits += (await ing.ingest_text(doc)).cache_hits
+        return hits
+
+    assert asyncio.run(run(ingestor)) == 0
+    assert llm.calls == lr_calls > 0
+    save_workdir(stack, tmp_path / "hx")
+    want = json.loads((lr_dir / LLM_CACHE_FILE).read_text(encoding="utf-8"))
+    got = json.loads((tmp_path / "hx" / LLM_CACHE_FILE).read_text(encoding="utf-8"))
+    fields = ("return", "cache_type", "chunk_id", "original_prompt")
+    assert {k: {f: v.get(f) for f in fields} for k, v in got.items()} == {
+        k: {f: v.get(f) for f in fields} for k, v in want.items()}
+    assert {v["cache_type"] for v in want.values()} >= {"extract", "summary"}
+    lr_chunks = json.loads((lr_dir / "kv_store_text_chunks.json").read_text(encoding="utf-8"))
+    hx_chunks = json.loads((tmp_path / "hx" / "kv_store_text_chunks.json").read_text(
+        encoding="utf-8"))
+    assert {k: sorted(v["llm_cache_list"]) for k, v in hx_chunks.items()} == {
+        k: sorted(v["llm_cache_list"]) for k, v in lr_chunks.items()}
+
+    # a new stack sharing the cache: every answer comes from it
+    again = empty_workdir_stack(DIM)
+    silent = ScriptedLLM()
+    second = Ingestor(
+        entities=again.entities, relationships=again.relationships, chunks=again.chunks,
+        graph=again.graph, chunk_store=again.chunk_store, llm=silent,
+        embedder=HashingEmbedder(DIM), tokenizer=default_tokenizer(), clock=lambda: NOW + 99,
+        settings=ingestor._settings, cache=stack.cache,
+    )
+    assert asyncio.run(run(second)) == lr_calls and silent.calls == 0
+    first_view, second_view = asyncio.run(_view_of(stack)), asyncio.run(_view_of(again))
+    for part in ("chunks", "vec_chunks"):
+        assert first_view[part] == second_view[part], part
+    # fragments carry the cached answers' times, so descriptions merge identically
+    assert {n: v[:4] for n, v in first_view["nodes"].items()} == {
+        n: v[:4] for n, v in second_view["nodes"].items()}
