@@ -214,3 +214,29 @@ def test_a_failed_document_is_recorded_and_writes_nothing() -> None:
     assert "model server down" in (failed.error_msg or "")
     # it can be retried: a failed document is not "already processed"
     assert not asyncio.run(ingestor.ingest_text(DOCS[1][0])).skipped
+
+
+def test_delete_llm_cache_drops_only_the_deleted_chunks_entries() -> None:
+    stack = empty_workdir_stack(DIM)
+    ingestor = Ingestor(
+        entities=stack.entities, relationships=stack.relationships, chunks=stack.chunks,
+        graph=stack.graph, chunk_store=stack.chunk_store, llm=ScriptedLLM(),
+        embedder=HashingEmbedder(DIM), tokenizer=default_tokenizer(), clock=lambda: NOW,
+        settings=IngestSettings(chunk_token_size=20, chunk_overlap_token_size=4),
+        documents=stack.documents, cache=stack.cache,
+    )
+
+    async def run() -> list[str]:
+        return [(await ingestor.ingest_text(t, metadata={"product_id": p})).doc_id
+                for t, p in DOCS]
+
+    ids = asyncio.run(run())
+    before = dict(stack.cache.items())
+    doomed_chunks = asyncio.run(stack.documents.get_docs([ids[0]]))[0].chunks_list
+    doomed = {k for k, v in before.items() if v.get("chunk_id") in doomed_chunks}
+    assert doomed and len(doomed) < len(before)
+    kept = asyncio.run(ingestor.delete_documents([ids[1]]))  # without the flag: all kept
+    assert kept.llm_cache_deleted == 0 and dict(stack.cache.items()) == before
+    report = asyncio.run(ingestor.delete_documents([ids[0]], delete_llm_cache=True))
+    assert report.llm_cache_deleted == len(doomed)
+    assert set(dict(stack.cache.items())) == set(before) - doomed
