@@ -20,7 +20,7 @@ working exactly as in LightRAG 1.5.7:
   ``FORCE_LLM_SUMMARY_ON_MERGE`` (8), ``SUMMARY_MAX_TOKENS`` (1200), ``SUMMARY_CONTEXT_SIZE``
   (12000), ``SUMMARY_LENGTH_RECOMMENDED`` (600), ``MAX_SOURCE_IDS_PER_ENTITY`` /
   ``MAX_SOURCE_IDS_PER_RELATION`` (200), ``SOURCE_IDS_LIMIT_METHOD`` (``KEEP``),
-  ``MAX_FILE_PATHS`` (75), ``ENABLE_LLM_CACHE_FOR_EXTRACT`` (``true``).
+  ``MAX_FILE_PATHS`` (75), ``ENABLE_LLM_CACHE_FOR_EXTRACT`` (``true``), ``MAX_ASYNC`` (4).
 
 Explicit arguments always win over the environment.
 """
@@ -140,6 +140,7 @@ def ingest_settings(environ: Mapping[str, str] | None = None, **fields: Any) -> 
         "chunk_overlap_token_size": _int_env(env, "CHUNK_OVERLAP_SIZE", 100),
         "max_gleaning": _int_env(env, "MAX_GLEANING", 1),
         "max_extract_input_tokens": _int_env(env, "MAX_EXTRACT_INPUT_TOKENS", 20480),
+        "max_async": _int_env(env, "MAX_ASYNC", 4),
         "language": language,
         "merge": merge,
         "enable_llm_cache_for_extract": env.get("ENABLE_LLM_CACHE_FOR_EXTRACT", "true")

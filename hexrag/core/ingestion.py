@@ -100,6 +100,8 @@ class IngestSettings:
     #: LightRAG's ``enable_llm_cache_for_entity_extract`` (``ENABLE_LLM_CACHE_FOR_EXTRACT``):
     #: extraction, gleaning and summary answers are kept in the stack's LLM cache.
     enable_llm_cache_for_extract: bool = True
+    #: LightRAG's ``MAX_ASYNC`` (4): LLM calls in flight at once.
+    max_async: int = 4
     #: The LLM identity in the cache key (LightRAG's ``get_llm_cache_identity(config,
     #: "extract")``); ``None``: ``{"role": "extract", "binding": None, "model":
     #: <the LLM's model_name>, "host": None}``.
@@ -193,6 +195,7 @@ class Ingestor:
         self._cache = cache
         self._calls = 0
         self._hits = 0
+        self._slots: asyncio.Semaphore | None = None
         identity = self._settings.llm_identity
         if identity is None:
             identity = llm_cache_identity("extract", binding=None,
@@ -238,9 +241,11 @@ class Ingestor:
                     keys.append(key)
                 return hit["return"], int(hit.get("create_time") or 0)
         self._calls += 1
-        answer = remove_think_tags(
-            await self._llm.complete(user, system_prompt=sys_, history=hist)
-        )
+        if self._slots is None:  # made in the running loop
+            self._slots = asyncio.Semaphore(max(1, self._settings.max_async))
+        async with self._slots:
+            raw = await self._llm.complete(user, system_prompt=sys_, history=hist)
+        answer = remove_think_tags(raw)
         now = self._clock()
         if cache is not None:
             await cache.set_many({key: {
@@ -309,6 +314,7 @@ class Ingestor:
         """
         s = self._settings
         self._calls = self._hits = 0
+        self._slots = None
         meta = dict(metadata or {})
         if file_path is None:
             file_path = encode_file_path(meta)
@@ -517,6 +523,7 @@ class Ingestor:
                 "fragments); this stack has none"
             )
         self._calls = 0
+        self._slots = None
         report = DeleteReport()
         ids = list(dict.fromkeys(doc_ids))
         records = await docs.get_docs(ids)

@@ -240,3 +240,30 @@ def test_delete_llm_cache_drops_only_the_deleted_chunks_entries() -> None:
     report = asyncio.run(ingestor.delete_documents([ids[0]], delete_llm_cache=True))
     assert report.llm_cache_deleted == len(doomed)
     assert set(dict(stack.cache.items())) == set(before) - doomed
+
+
+def test_llm_calls_in_flight_are_bounded_by_max_async() -> None:
+    class Gauge(ScriptedLLM):
+        def __init__(self) -> None:
+            super().__init__()
+            self.now = self.peak = 0
+
+        async def complete(self, prompt: str, **kw: Any) -> str:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+            await asyncio.sleep(0.002)
+            self.now -= 1
+            return await super().complete(prompt, **kw)
+
+    for limit in (1, 3):
+        stack = empty_workdir_stack(DIM)
+        llm = Gauge()
+        ingestor = Ingestor(
+            entities=stack.entities, relationships=stack.relationships, chunks=stack.chunks,
+            graph=stack.graph, chunk_store=stack.chunk_store, llm=llm,
+            embedder=HashingEmbedder(DIM), tokenizer=default_tokenizer(), clock=lambda: NOW,
+            settings=IngestSettings(chunk_token_size=12, chunk_overlap_token_size=2,
+                                    max_async=limit),
+        )
+        report = asyncio.run(ingestor.ingest_text(DOCS[0][0]))
+        assert len(report.chunk_ids) > limit and llm.peak == limit
