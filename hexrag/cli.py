@@ -714,7 +714,7 @@ async def _serve(
             ingestor=ingestor, ingest_unavailable=unavailable,
         )
         server = _server_class()(
-            uvicorn.Config(app_, host=host, port=port, log_level=log_level, lifespan="off")
+            uvicorn.Config(app_, host=host, port=port, log_level=log_level, lifespan="on")
         )
         secured = " (API key required)" if api.api_key else ""
         console.print(
@@ -796,12 +796,12 @@ def _documents(paths: list[Path]) -> list[Path]:
 
 @app.command("ingest")
 def ingest_command(
-    paths: Annotated[
-        list[Path], typer.Argument(help="Documents (.txt, .md; .pdf, .docx with the docs "
-                                   "extra) or folders of them.",
-                                   show_default=False)
-    ],
     stack: Annotated[Path, typer.Option("--stack", help=_STACK_HELP, show_default=False)],
+    paths: Annotated[
+        list[Path] | None, typer.Argument(help="Documents (.txt, .md; .pdf, .docx with the "
+                                          "docs extra) or folders of them.",
+                                          show_default=False)
+    ] = None,
     llm: Annotated[
         str | None,
         typer.Option(help="Extraction LLM, e.g. openai:gpt-4o-mini (OPENAI_BASE_URL, "
@@ -832,6 +832,11 @@ def ingest_command(
         typer.Option("--metadata", help="KEY=VALUE metadata for every document (repeatable).",
                      show_default=False),
     ] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Also ingest again the stack's unfinished "
+                           "documents (pending, interrupted or failed), as LightRAG's pipeline "
+                           "does.")
+    ] = False,
 ) -> None:
     """Insert documents into STACK as LightRAG 1.5.7 does: chunks, LLM entity/relation
     extraction (with gleaning), merged descriptions, vectors. A document already processed
@@ -847,7 +852,9 @@ def ingest_command(
     settings = _guarded(lambda: ingest_settings(chunk_token_size=chunk_size,
                                                 chunk_overlap_token_size=chunk_overlap))
     extra = _metadata_pairs(metadata or [])
-    files = _documents(paths)
+    if not paths and not resume:
+        _fail("give documents or folders to ingest (or --resume)")
+    files = _documents(paths) if paths else []
 
     async def go() -> dict[str, int]:
 
@@ -906,6 +913,18 @@ def ingest_command(
                     totals["llm_calls"] += report.llm_calls
                     totals["llm_cache_hits"] += report.cache_hits
                 bars("documents", len(files), len(files))
+                if resume:
+                    for row in await ingestor.unfinished():
+                        typer.echo(f"resuming {row.id} ({row.status})", err=True)
+                    for result in await ingestor.resume():
+                        if isinstance(result, BaseException):
+                            totals["failed"] += 1
+                            typer.echo(f"failed: {str(result)[:300]}", err=True)
+                        else:
+                            totals["resumed"] = totals.get("resumed", 0) + 1
+                            totals["chunks"] += len(result.chunk_ids)
+                            totals["llm_calls"] += result.llm_calls
+                            totals["llm_cache_hits"] += result.cache_hits
             await opened.commit()
             if llm and chat is not None and hasattr(chat, "aclose"):
                 await chat.aclose()
@@ -960,7 +979,8 @@ def documents_command(
     console = Console()
     if as_json:
         for d in docs:
-            typer.echo(json.dumps({"id": d.id, **d.to_json()}, ensure_ascii=False))
+            row = {k: v for k, v in d.to_json().items() if k != "content"}
+            typer.echo(json.dumps({"id": d.id, **row}, ensure_ascii=False))
         return
     table = Table("id", "status", "chunks", "file_path", "updated", "error")
     for d in docs:

@@ -15,6 +15,7 @@ sanitised excerpt of the input (see :mod:`hexrag.api.limits` for every limit).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import secrets
@@ -244,11 +245,20 @@ def create_app(
     limits = config.limits
     from hexrag import __version__
 
+    @contextlib.asynccontextmanager
+    async def lifespan(app_: FastAPI) -> AsyncIterator[None]:
+        for hook in list(app_.state.startup_hooks):
+            await hook()
+        yield
+
     app = FastAPIOffline(
         title=title,
         version=__version__,
         description="LightRAG-compatible graph-RAG query API (hexrag).",
+        lifespan=lifespan,
     )
+    #: Coroutines run when the server starts (the document queue resumes unfinished work).
+    app.state.startup_hooks = []
     metrics = Metrics()
     app.state.metrics = metrics
     app.state.engine = engine

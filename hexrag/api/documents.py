@@ -26,7 +26,7 @@ from fastapi import FastAPI, File, Form, UploadFile
 from pydantic import BaseModel, Field, field_validator
 
 from hexrag.api.models import _check_text
-from hexrag.core.documents import encode_file_path
+from hexrag.core.documents import DocRecord, content_summary, encode_file_path
 from hexrag.core.errors import ConfigurationError, HexragError, InvalidQuery
 from hexrag.core.extraction import sanitize_text_for_encoding
 from hexrag.core.ids import mdhash_id
@@ -164,18 +164,30 @@ class DocumentQueue:
     latest_message: str = ""
     _task: asyncio.Task[None] | None = None
 
-    def submit(self, texts: list[str], sources: list[str | None], meta: dict[str, str | None],
-               ) -> InsertResponse:
+    async def submit(self, texts: list[str], sources: list[str | None],
+                     meta: dict[str, str | None]) -> InsertResponse:
+        """Queue documents; with a document store each one is first written as a
+        ``pending`` row holding its text, so that a restarted server resumes it."""
         if self.ingestor is None:
             raise ConfigurationError(self.why_not)
         track_id = "insert_" + uuid.uuid4().hex[:12]
-        added = duplicated = 0
-        for text, source in zip(texts, sources, strict=True):
+        contents = []
+        for text in texts:
             content = sanitize_text_for_encoding(text)
             if not content:
                 raise InvalidQuery("a document is empty once control characters are removed")
+            contents.append(content)
+        store = self.ingestor.documents
+        stored: dict[str, DocRecord] = {}
+        if store is not None:
+            ids = [mdhash_id(c, "doc-") for c in contents]
+            stored = {r.id: r for r in await store.get_docs(ids) if r is not None}
+        added = duplicated = 0
+        rows: list[DocRecord] = []
+        for content, source in zip(contents, sources, strict=True):
             doc_id = mdhash_id(content, "doc-")
-            if doc_id in self.docs and self.docs[doc_id].status != "failed":
+            if ((doc_id in self.docs and self.docs[doc_id].status != "failed")
+                    or (doc_id in stored and stored[doc_id].status != "failed")):
                 duplicated += 1
                 continue
             label = meta.get("source") or source or "unknown_source"
@@ -192,7 +204,15 @@ class DocumentQueue:
             self.docs[doc_id] = _Doc(doc_id, content, file_path, track_id, metadata,
                                      created_at=stamp, updated_at=stamp)
             self.queue.append(doc_id)
+            rows.append(DocRecord(
+                id=doc_id, status="pending", file_path=file_path,
+                content_summary=content_summary(content), content_length=len(content),
+                created_at=stamp, updated_at=stamp, metadata=metadata,
+                extra={"content": content, "track_id": track_id},
+            ))
             added += 1
+        if rows and store is not None:
+            await store.upsert_docs(rows)
         if added:
             self._kick()
         if not added:
@@ -203,6 +223,27 @@ class DocumentQueue:
         )
         return InsertResponse(status=status, track_id=track_id,
                               message=f"{added} document(s) queued, {duplicated} duplicate(s)")
+
+    async def resume(self) -> int:
+        """Queue the stack's unfinished documents (pending, processing after a crash,
+        failed) again; returns how many. Called when the server starts."""
+        if self.ingestor is None or self.ingestor.documents is None:
+            return 0
+        count = 0
+        for row in await self.ingestor.unfinished():
+            if row.id in self.docs:
+                continue
+            self.docs[row.id] = _Doc(
+                row.id, row.extra["content"], row.file_path,
+                str(row.extra.get("track_id") or "resumed"), dict(row.metadata),
+                created_at=row.created_at, updated_at=row.updated_at,
+            )
+            self.queue.append(row.id)
+            count += 1
+        if count:
+            self.latest_message = f"resuming {count} unfinished document(s)"
+            self._kick()
+        return count
 
     def _kick(self) -> None:
         if self._task is None or self._task.done():
@@ -268,7 +309,7 @@ class DocumentQueue:
         if store is not None:
             for rec in await store.list_docs():
                 views[rec.id] = {"id": rec.id, **{k: v for k, v in rec.to_json().items()
-                                                  if k not in ("seq", "chunks_list")}}
+                                                  if k not in ("seq", "chunks_list", "content")}}
         for doc in self.docs.values():
             if doc.id not in views or doc.status in ("pending", "failed"):
                 views[doc.id] = doc.view()
@@ -293,13 +334,23 @@ def add_document_routes(
     """Mount the document endpoints on ``app`` (see the module docstring); ``responses``
     documents the error answers they share with the other routes."""
     app.state.documents = queue
+
+    async def _resume() -> None:
+        try:
+            await queue.resume()
+        except Exception as exc:  # a store that is down must not stop the server
+            queue.latest_message = f"could not resume unfinished documents: {type(exc).__name__}"
+
+    hooks = getattr(app.state, "startup_hooks", None)
+    if hooks is not None:
+        hooks.append(_resume)
     errors = dict(responses or {})
 
     @app.post("/documents/text", response_model=InsertResponse, tags=["documents"],
               responses=errors)
     async def insert_text(req: InsertTextRequest) -> InsertResponse:
         """Queue one document for ingestion (LightRAG's endpoint)."""
-        return queue.submit([req.text], [req.file_source], req.model_dump(
+        return await queue.submit([req.text], [req.file_source], req.model_dump(
             include={"product_id", "category", "source"}))
 
     @app.post("/documents/texts", response_model=InsertResponse, tags=["documents"],
@@ -309,7 +360,7 @@ def add_document_routes(
         sources: list[str | None] = list(req.file_sources or [])
         if sources and len(sources) != len(req.texts):
             raise InvalidQuery("file_sources must have one entry per text")
-        return queue.submit(req.texts, sources or [None] * len(req.texts), req.model_dump(
+        return await queue.submit(req.texts, sources or [None] * len(req.texts), req.model_dump(
             include={"product_id", "category", "source"}))
 
     @app.post("/documents/upload", response_model=InsertResponse, tags=["documents"],
@@ -340,7 +391,7 @@ def add_document_routes(
             raise ConfigurationError(queue.why_not)
         data = await file.read()
         text = await asyncio.to_thread(document_text, data, name)
-        return queue.submit([text], [name], {"product_id": product_id or None,
+        return await queue.submit([text], [name], {"product_id": product_id or None,
                                              "category": category or None,
                                              "source": source or None})
 

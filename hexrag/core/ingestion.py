@@ -349,11 +349,15 @@ class Ingestor:
                 chunks_list=[c.id for c in chunks],
                 created_at=existing.created_at if existing else stamp, updated_at=stamp,
                 metadata=meta, seq=await docs.next_sequence(),
+                # the text stays on the row until the document is processed, so that a
+                # crashed or failed ingestion can be resumed (LightRAG's legacy ``content``)
+                extra={"content": content},
             )
             await docs.upsert_docs([record])
         if not chunks:
             if docs is not None and record is not None:
                 record.status, record.updated_at = "processed", _iso(self._clock())
+                record.extra.pop("content", None)
                 await docs.upsert_docs([record])
             return report
         try:
@@ -366,8 +370,31 @@ class Ingestor:
             raise
         if docs is not None and record is not None:
             record.status, record.updated_at = "processed", _iso(self._clock())
+            record.extra.pop("content", None)
             await docs.upsert_docs([record])
         return report
+
+    async def unfinished(self) -> list[DocRecord]:
+        """Documents received but not processed (``pending``, ``processing`` after a
+        crash, ``failed``) whose text is on their status row, in insertion order."""
+        if self._documents is None:
+            return []
+        return [r for r in await self._documents.list_docs()
+                if r.status in ("pending", "processing", "failed")
+                and isinstance(r.extra.get("content"), str)]
+
+    async def resume(self) -> list[IngestReport | BaseException]:
+        """Ingest every :meth:`unfinished` document again (LightRAG's pipeline picks up
+        pending, processing and failed documents); a failure is recorded on its row and
+        returned in its place, the others go on."""
+        out: list[IngestReport | BaseException] = []
+        for row in await self.unfinished():
+            try:
+                out.append(await self.ingest_text(row.extra["content"], file_path=row.file_path,
+                                                  metadata=row.metadata))
+            except Exception as exc:  # recorded on the row by ingest_text
+                out.append(exc)
+        return out
 
     async def _insert(
         self,

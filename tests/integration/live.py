@@ -13,7 +13,7 @@ import httpx
 class LiveServer:
     """uvicorn serving ``app`` on 127.0.0.1 (free port) in a daemon thread."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, *, lifespan: str = "off") -> None:
         import uvicorn
 
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -21,7 +21,7 @@ class LiveServer:
         sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False,
-                                lifespan="off", timeout_graceful_shutdown=1)
+                                lifespan=lifespan, timeout_graceful_shutdown=1)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [sock]}, daemon=True

@@ -261,3 +261,59 @@ def test_upload_size_is_bounded_by_max_upload_bytes() -> None:
         assert text.status_code == 413 and "MAX_REQUEST_BODY_BYTES" in text.text
     finally:
         server.stop()
+
+
+def test_a_restarted_server_resumes_unfinished_documents() -> None:
+    """Server A accepts two documents and dies while the LLM hangs on the first; server B
+    on the same stores resumes both at start-up (LightRAG's pipeline picks up pending and
+    processing documents)."""
+    import asyncio
+
+    class Hanging(ScriptedLLM):
+        async def complete(self, prompt: str, **kw: Any) -> str:
+            await asyncio.Event().wait()
+            raise AssertionError("unreachable")
+
+    stores = {
+        **{ns: MemoryVectorIndex(ns, DIM) for ns in ("entities", "relationships", "chunks")},
+        "graph": MemoryGraphStore(), "chunk_store": MemoryChunkStore(),
+    }
+    documents = MemoryDocumentStore()
+
+    def app(llm: Any) -> Any:
+        ingestor = Ingestor(
+            **stores, llm=llm, embedder=HashingEmbedder(DIM), tokenizer=default_tokenizer(),
+            clock=lambda: int(time.time()),
+            settings=IngestSettings(chunk_token_size=30, chunk_overlap_token_size=5),
+            documents=documents,
+        )
+        return create_app(compose_engine(stores, embedder=HashingEmbedder(DIM)),
+                          ingestor=ingestor, required_stores=())
+
+    first = LiveServer(app(Hanging()), lifespan="on")
+    try:
+        r = first.client.post("/documents/texts", json={
+            "texts": ["Acme CRM syncs contacts with Mailchimp.", "Acme ERP books Invoices."],
+            "product_id": "p-1"})
+        assert r.json()["status"] == "success"
+        deadline = time.monotonic() + 10
+        while not first.client.get("/documents").json()["statuses"].get("processing"):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    finally:
+        first.stop()
+    rows = asyncio.run(documents.list_docs())
+    assert sorted(r.status for r in rows) == ["pending", "processing"]
+    assert not list(stores["chunk_store"].iter_chunks())
+
+    second = LiveServer(app(ScriptedLLM()), lifespan="on")
+    try:
+        _wait_idle(second)
+        statuses = second.client.get("/documents").json()["statuses"]
+        assert len(statuses.get("processed", [])) == 2 and set(statuses) == {"processed"}
+        data = second.client.post("/query/data", json={
+            "query": "Mailchimp", "mode": "naive", "scope": {"product_id": "p-1"}}).json()
+        assert any("Mailchimp" in c["content"] for c in data["data"]["chunks"])
+    finally:
+        second.stop()
+    assert all("content" not in r.extra for r in asyncio.run(documents.list_docs()))

@@ -130,3 +130,34 @@ def test_documents_and_delete_through_the_cli(server: ScriptedOpenAIServer,
 
     missing = _cli(server, "delete", "doc-unknown", "--stack", str(rag))
     assert missing.returncode == 1 and json.loads(missing.stdout)["not_found"] == ["doc-unknown"]
+
+
+def test_failed_documents_are_resumed(server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "crm.md").write_text(CRM, encoding="utf-8")
+    (docs / "bad.pdf").write_bytes(b"%PDF-1.4 broken")
+    rag = tmp_path / "rag"
+    common = ("--embedder", "hashing:64", "--chunk-size", "20", "--chunk-overlap", "4")
+    env = {**os.environ, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "t",
+           "OPENAI_MAX_RETRIES": "0"}
+    down = subprocess.run([sys.executable, "-m", "hexrag.cli", "ingest", str(docs), "--stack",
+                           str(rag), "--llm", "openai:scripted", *common],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert down.returncode == 1, down.stderr[-2000:]
+    assert "bad.pdf is not a readable PDF" in down.stderr and "crm.md" in down.stderr
+    listed = _cli(server, "documents", "--stack", str(rag), "--json")
+    rows = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert [r["status"] for r in rows] == ["failed"] and rows[0]["error_msg"]
+    assert "content" not in rows[0]
+
+    done = _cli(server, "ingest", "--resume", "--stack", str(rag), "--llm", "openai:scripted",
+                *common)
+    assert done.returncode == 0, done.stderr[-3000:]
+    totals = json.loads(done.stdout.split(": ", 1)[1])
+    assert totals["resumed"] == 1 and totals["chunks"] >= 2 and totals["failed"] == 0
+    rows = [json.loads(line) for line in _cli(server, "documents", "--stack", str(rag),
+                                              "--json").stdout.splitlines()]
+    assert [r["status"] for r in rows] == ["processed"] and "content" not in rows[0]
+    nothing = _cli(server, "ingest", "--stack", str(rag))
+    assert nothing.returncode != 0 and "--resume" in nothing.stderr

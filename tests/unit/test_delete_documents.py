@@ -267,3 +267,29 @@ def test_llm_calls_in_flight_are_bounded_by_max_async() -> None:
         )
         report = asyncio.run(ingestor.ingest_text(DOCS[0][0]))
         assert len(report.chunk_ids) > limit and llm.peak == limit
+
+
+def test_resume_ingests_the_unfinished_documents_as_a_clean_run_would() -> None:
+    stack, ingestor, _ = _stack_with(DOCS[:1])
+
+    class Broken(ScriptedLLM):
+        async def complete(self, prompt: str, **kw: Any) -> str:
+            raise RuntimeError("model server down")
+
+    broken = _ingestor(stack)
+    broken._llm = Broken()
+    for text, product in DOCS[1:]:
+        with pytest.raises(RuntimeError):
+            asyncio.run(broken.ingest_text(text, metadata={"product_id": product,
+                                                           "source": f"{product}.txt"}))
+    unfinished = asyncio.run(ingestor.unfinished())
+    assert [r.status for r in unfinished] == ["failed", "failed"]
+    assert [r.extra["content"] for r in unfinished] == [t for t, _ in DOCS[1:]]
+    results = asyncio.run(ingestor.resume())
+    assert all(not isinstance(r, BaseException) and not r.skipped for r in results)
+    assert asyncio.run(ingestor.unfinished()) == []
+    clean, _, _ = _stack_with(DOCS)
+    got, want = _view(stack), _view(clean)
+    for part in ("chunks", "nodes", "edges", "vec_entities", "vec_relationships", "vec_chunks"):
+        assert got[part] == want[part], part
+    assert all("content" not in d.extra for d in asyncio.run(stack.documents.list_docs()))
