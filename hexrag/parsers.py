@@ -1,6 +1,8 @@
 """Document text from files: ``.txt`` / ``.md`` natively, ``.pdf`` and ``.docx`` through
-well-kept libraries (``pypdf``, ``python-docx``: the ``docs`` extra, ``pip install
-'hexrag[docs]'``). Used by ``hexrag ingest`` and ``POST /documents/upload``.
+well-kept libraries (``pypdf``, ``docx2txt``: the ``docs`` extra, ``pip install
+'hexrag[docs]'``; both pure Python, neither pulls in ``lxml``, whose mere presence would change
+how networkx - and so LightRAG - writes GraphML). Used by ``hexrag ingest`` and
+``POST /documents/upload``.
 
 Every failure is an :class:`~hexrag.core.errors.InvalidDocument` with a short message naming
 the file: an unsupported suffix, a missing extra, a file that is not valid UTF-8 text, a
@@ -73,18 +75,17 @@ def _pdf(data: bytes, label: str) -> str:
 
 def _docx(data: bytes, label: str) -> str:
     try:
-        import docx
+        import docx2txt
     except ImportError:
-        raise InvalidDocument(f"{label}: reading DOCX needs python-docx "
-                           "(pip install 'hexrag[docs]')") from None
+        raise InvalidDocument(f"{label}: reading DOCX needs docx2txt "
+                              "(pip install 'hexrag[docs]')") from None
+    import re
     import zipfile
+    from xml.etree.ElementTree import ParseError
 
     try:
-        document = docx.Document(io.BytesIO(data))
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
-        raise InvalidDocument(f"{label} is not a readable DOCX ({type(exc).__name__})") from None
-    parts = [p.text for p in document.paragraphs]
-    for table in document.tables:
-        for row in table.rows:
-            parts.append("\t".join(cell.text for cell in row.cells))
-    return "\n".join(p for p in parts if p.strip())
+        text = str(docx2txt.process(io.BytesIO(data)))
+    except (zipfile.BadZipFile, KeyError, ParseError, ValueError, OSError) as exc:
+        raise InvalidDocument(f"{label} is not a readable DOCX ({type(exc).__name__})"
+                              ) from None
+    return re.sub(r"\n{3,}", "\n\n", text).strip()

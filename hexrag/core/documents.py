@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from hexrag.core.model import GRAPH_FIELD_SEP
+
 __all__ = [
     "DOC_STATUSES",
     "DocRecord",
@@ -171,3 +173,44 @@ def encode_file_path(metadata: Mapping[str, Any], source: str | None = None) -> 
     if src:
         parts.append(f"source:{src}")
     return ":".join(parts)
+
+
+#: Stored node / edge fields that are LightRAG's own (never metadata).
+_RECORD_FIELDS = frozenset({
+    "entity_id", "entity_type", "description", "source_id", "file_path", "created_at",
+    "truncate", "keywords", "weight", "src_id", "tgt_id", "id", "entity_name", "content",
+    "vector", "__vector__", "__id__", "__created_at__",
+})
+
+
+def metadata_fields(metadata: Mapping[str, Any]) -> dict[str, str]:
+    """The document metadata that entities and relations carry as first-class fields:
+    every key that is not one of LightRAG's record fields, with a non-empty scalar value
+    (``product_id``, ``category_id``, ``source`` and user keys)."""
+    out: dict[str, str] = {}
+    for key, value in metadata.items():
+        if key in _RECORD_FIELDS or isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, (str, int, float)):
+            text = str(value)
+            if text and GRAPH_FIELD_SEP not in text:
+                out[key] = text
+    return out
+
+
+def merge_metadata_fields(prior: Mapping[str, Any] | None, added: Mapping[str, str]
+                          ) -> dict[str, str]:
+    """An entity's or relation's metadata fields after a document with ``added`` touched
+    it: per key, the sorted set of its sources' values, ``<SEP>``-joined (one string, so
+    every backend stores it and LightRAG reads it as an ordinary attribute); keys of
+    ``prior`` that are not record fields are kept."""
+    out: dict[str, str] = {}
+    keys = [k for k in (prior or {}) if k not in _RECORD_FIELDS and isinstance(
+        (prior or {})[k], str)]
+    for key in dict.fromkeys([*keys, *added]):
+        values = {v for v in str((prior or {}).get(key) or "").split(GRAPH_FIELD_SEP) if v}
+        if key in added:
+            values.add(added[key])
+        if values:
+            out[key] = GRAPH_FIELD_SEP.join(sorted(values))
+    return out

@@ -46,7 +46,14 @@ from hexrag.core.deletion import (
     replay_groups,
     strip_sources,
 )
-from hexrag.core.documents import DocRecord, Fragment, content_summary, encode_file_path
+from hexrag.core.documents import (
+    DocRecord,
+    Fragment,
+    content_summary,
+    encode_file_path,
+    merge_metadata_fields,
+    metadata_fields,
+)
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.extraction import (
     parse_extraction,
@@ -442,7 +449,7 @@ class Ingestor:
         ])
         if self._documents is not None and fragments:
             await self._documents.add_fragments(fragments)
-        await self._merge(all_nodes, all_edges)
+        await self._merge(all_nodes, all_edges, metadata_fields(meta))
         report.entities = list(all_nodes)
         report.relations = list(all_edges)
         report.llm_calls = self._calls
@@ -452,13 +459,17 @@ class Ingestor:
         self,
         all_nodes: dict[str, list[dict[str, Any]]],
         all_edges: dict[tuple[str, str], list[dict[str, Any]]],
+        added: Mapping[str, str],
     ) -> None:
+        """Merge one document's records into the stores; every entity and relation it
+        writes gains the document's metadata ``added`` (:func:`merge_metadata_fields`)."""
         s, tok = self._settings.merge, self._tokenizer
         names = list(dict.fromkeys([*all_nodes, *(n for pair in all_edges for n in pair)]))
         stored = await self._graph.get_nodes(names) if names else {}
         state: dict[str, dict[str, Any] | None] = {
             n: _node_dict(stored[n]) if n in stored else None for n in names
         }
+        prior = {n: dict(stored[n].properties) for n in stored}
         node_writes: dict[str, dict[str, Any]] = {}
         entity_vectors: dict[str, dict[str, Any]] = {}
         # Phase 1: entities
@@ -507,9 +518,18 @@ class Ingestor:
             relation_vectors.append(merged_r.vector)
             stale += merged_r.stale_vector_ids
         # writes, in batches
+        node_meta = {n: merge_metadata_fields(prior.get(n), added) for n in node_writes}
         if node_writes:
-            await self._graph.upsert_nodes([_entity_from(n) for n in node_writes.values()])
+            await self._graph.upsert_nodes([
+                _entity_from({**node, **node_meta[n]}) for n, node in node_writes.items()
+            ])
         if edge_writes:
+            old_props = {p: dict(rels[0].properties) for p, rels in stored_edges.items() if rels}
+            edge_writes = [
+                replace(r, properties={**r.properties, **merge_metadata_fields(
+                    old_props.get((r.src_id, r.tgt_id)), added)})
+                for r in edge_writes
+            ]
             await self._graph.upsert_edges(edge_writes)
         now = self._clock()
         if entity_vectors:
@@ -518,9 +538,13 @@ class Ingestor:
             await self._entities.upsert([
                 VectorRecord(id=v["id"], vector=x, entity_name=v["entity_name"],
                              content=v["content"], source_id=v["source_id"],
-                             file_path=v["file_path"], created_at=now)
+                             file_path=v["file_path"], created_at=now,
+                             metadata=node_meta.get(v["entity_name"])
+                             or merge_metadata_fields(prior.get(v["entity_name"]), added))
                 for v, x in zip(ev, embedded, strict=True)
             ])
+        edge_meta = {(r.src_id, r.tgt_id): {k: v for k, v in r.properties.items()
+                                            if k != "truncate"} for r in edge_writes}
         if stale:
             await self._relationships.delete(stale)
         if relation_vectors:
@@ -528,7 +552,9 @@ class Ingestor:
             await self._relationships.upsert([
                 VectorRecord(id=v["id"], vector=x, src_id=v["src_id"], tgt_id=v["tgt_id"],
                              content=v["content"], source_id=v["source_id"],
-                             file_path=v["file_path"], created_at=now)
+                             file_path=v["file_path"], created_at=now,
+                             metadata=edge_meta.get(tuple(sorted((v["src_id"], v["tgt_id"])))
+                                                    , {}))
                 for v, x in zip(relation_vectors, embedded, strict=True)
             ])
 
@@ -604,7 +630,10 @@ class Ingestor:
         vectors: dict[str, dict[str, Any]] = {}
         edges: dict[tuple[str, str], dict[str, Any]] = {}
         edge_vectors: dict[tuple[str, str], dict[str, Any]] = {}
+        node_meta: dict[str, dict[str, str]] = {}
+        edge_meta: dict[tuple[str, str], dict[str, str]] = {}
         for group in replay_groups(plan.replay):
+            added = metadata_fields(group[0].metadata) if group else {}
             nodes_in: dict[str, list[dict[str, Any]]] = {}
             edges_in: dict[tuple[str, str], list[dict[str, Any]]] = {}
             for f in group:
@@ -618,6 +647,7 @@ class Ingestor:
                                             tokenizer=tok, summarize=self._summarize)
                 if merged.changed:
                     state[name] = {**merged.node, "created_at": self._clock()}
+                    node_meta[name] = merge_metadata_fields(node_meta.get(name), added)
                     assert merged.vector is not None
                     vectors[name] = merged.vector
             for (a, b), frags in edges_in.items():
@@ -637,9 +667,12 @@ class Ingestor:
                         if update.created:
                             node["created_at"] = now
                         state[update.name] = node
+                        node_meta[update.name] = merge_metadata_fields(
+                            node_meta.get(update.name), added)
                     if update.vector is not None:
                         vectors[update.name] = update.vector
                 edges[(a, b)] = {**merged_r.edge, "created_at": now}
+                edge_meta[(a, b)] = merge_metadata_fields(edge_meta.get((a, b)), added)
                 assert merged_r.vector is not None
                 edge_vectors[(a, b)] = merged_r.vector
         # Legacy records: strip the deleted chunks, keep the rest.
@@ -674,7 +707,10 @@ class Ingestor:
             await self._graph.delete_nodes(gone_nodes)
             await self._entities.delete([entity_id(n) for n in gone_nodes])
         if kept_nodes:
-            await self._graph.upsert_nodes([_entity_from(state[n]) for n in kept_nodes])  # type: ignore[arg-type]
+            await self._graph.upsert_nodes([
+                _entity_from({**state[n], **node_meta.get(n, {})})  # type: ignore[dict-item]
+                for n in kept_nodes
+            ])
         if kept_edges:
             await self._graph.upsert_edges([
                 Relation(
@@ -685,7 +721,8 @@ class Ingestor:
                     source_id=edges[(a, b)].get("source_id"),
                     file_path=edges[(a, b)].get("file_path"),
                     created_at=edges[(a, b)].get("created_at"),
-                    properties={"truncate": edges[(a, b)].get("truncate", "")},
+                    properties={"truncate": edges[(a, b)].get("truncate", ""),
+                                **edge_meta.get((a, b), {})},
                 )
                 for a, b in kept_edges
             ])
@@ -696,7 +733,8 @@ class Ingestor:
             await self._entities.upsert([
                 VectorRecord(id=v["id"], vector=x, entity_name=v["entity_name"],
                              content=v["content"], source_id=v["source_id"],
-                             file_path=v["file_path"], created_at=now)
+                             file_path=v["file_path"], created_at=now,
+                             metadata=node_meta.get(v["entity_name"], {}))
                 for v, x in zip(ev, embedded, strict=True)
             ])
         rv = [edge_vectors[p] for p in kept_edges if p in edge_vectors]
@@ -705,6 +743,8 @@ class Ingestor:
             await self._relationships.upsert([
                 VectorRecord(id=v["id"], vector=x, src_id=v["src_id"], tgt_id=v["tgt_id"],
                              content=v["content"], source_id=v["source_id"],
-                             file_path=v["file_path"], created_at=now)
+                             file_path=v["file_path"], created_at=now,
+                             metadata=edge_meta.get(tuple(sorted((v["src_id"], v["tgt_id"]))),
+                                                    {}))
                 for v, x in zip(rv, embedded, strict=True)
             ])

@@ -98,8 +98,8 @@ def parse_file_path(file_path: str | None) -> list[SourceMeta]:
 def _as_values(value: Any) -> list[str]:
     if value is None:
         return []
-    if isinstance(value, str):
-        return [value] if value else []
+    if isinstance(value, str):  # one value, or a <SEP>-joined set of them
+        return [v for v in value.split(GRAPH_FIELD_SEP) if v]
     if isinstance(value, (list, tuple, set, frozenset)):
         return [str(v) for v in value if v is not None and str(v) != ""]
     return [str(value)]
