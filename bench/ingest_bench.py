@@ -6,12 +6,15 @@ format at the end) with the same zero-latency scripted LLM
 (:func:`hexrag.devtools.scripted_kg.kg_reply`: entities from capitalised words, one gleaning
 answer, summaries) and the same hashing embedder, one document after the other. It prints
 documents per second, LLM calls and the wall time of each side, and checks that both wrote the
-same entities and relations.
+same entities and relations. With ``--postgres`` it also times hexrag ingesting the same
+documents into PostgreSQL (pgvector indexes, graph tables, chunk and document stores; the DSN
+from ``HEXRAG_POSTGRES_DSN``, else a throwaway ``pgserver`` instance).
 
 Usage::
 
     python bench/ingest_bench.py --docs 100
     python bench/ingest_bench.py --docs 1000 --words 400
+    python bench/ingest_bench.py --docs 1000 --postgres --no-lightrag
 
 Not run in CI.
 """
@@ -126,6 +129,57 @@ async def hexrag_side(docs: list[str], root: Path) -> tuple[float, int, Path]:
     return time.perf_counter() - t0, llm.calls, out
 
 
+async def postgres_side(docs: list[str], dsn: str) -> tuple[float, int, tuple[int, int]]:
+    from hexrag.adapters.memory import HashingEmbedder
+    from hexrag.adapters.postgres import (
+        PgChunkStore,
+        PgDocumentStore,
+        PgGraphStore,
+        PgVectorIndex,
+        create_pool,
+    )
+    from hexrag.bootstrap import compose_ingestor
+    from hexrag.devtools.scripted_kg import kg_reply
+
+    class LLM:
+        model_name = "scripted"
+        calls = 0
+
+        async def complete(self, prompt: str, *, system_prompt: str | None = None,
+                           history: Any = (), json_mode: bool = False) -> str:
+            self.calls += 1
+            return kg_reply(prompt, system_prompt, history)
+
+        async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover
+            yield await self.complete(prompt)
+
+    pool = await create_pool(dsn)
+    prefix = "bench" + uuid.uuid4().hex[:8]
+    try:
+        stores = {
+            **{ns: PgVectorIndex(pool, namespace=ns, dim=DIM, table_prefix=prefix)
+               for ns in ("entities", "relationships", "chunks")},
+            "graph": PgGraphStore(pool, table_prefix=prefix),
+            "chunk_store": PgChunkStore(pool, table_prefix=prefix),
+        }
+        llm = LLM()
+        ingestor = compose_ingestor(stores, llm=llm, embedder=HashingEmbedder(DIM),
+                                    documents=PgDocumentStore(pool, table_prefix=prefix))
+        t0 = time.perf_counter()
+        for doc in docs:
+            await ingestor.ingest_text(doc)
+        seconds = time.perf_counter() - t0
+        shape = (await stores["graph"].count_nodes(), await stores["graph"].count_edges())
+        async with pool.acquire() as conn:
+            for table in await conn.fetch(
+                "SELECT tablename FROM pg_tables WHERE tablename LIKE $1", prefix + "%"):
+                await conn.execute(f'DROP TABLE IF EXISTS "{table["tablename"]}" CASCADE')
+            await conn.execute(f'DROP SEQUENCE IF EXISTS "{prefix}_doc_seq"')
+        return seconds, llm.calls, shape
+    finally:
+        await pool.close()
+
+
 def _graph_shape(path: Path) -> tuple[int, int]:
     from hexrag.adapters.workdir import load_workdir
 
@@ -137,21 +191,38 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", type=int, default=100)
     ap.add_argument("--words", type=int, default=300, help="words per document")
+    ap.add_argument("--postgres", action="store_true",
+                    help="also time hexrag ingesting into PostgreSQL")
+    ap.add_argument("--no-lightrag", action="store_true",
+                    help="skip the working-directory comparison with LightRAG")
     args = ap.parse_args()
     docs = documents(args.docs, args.words)
-    with tempfile.TemporaryDirectory() as tmp:
-        lr_s, lr_calls, lr_dir = asyncio.run(lightrag_side(docs, Path(tmp) / "lr"))
-        hx_s, hx_calls, hx_dir = asyncio.run(hexrag_side(docs, Path(tmp)))
-        lr_shape, hx_shape = _graph_shape(lr_dir), _graph_shape(hx_dir)
+    rows: list[tuple[str, float, int, tuple[int, int]]] = []
+    if not args.no_lightrag:
+        with tempfile.TemporaryDirectory() as tmp:
+            lr_s, lr_calls, lr_dir = asyncio.run(lightrag_side(docs, Path(tmp) / "lr"))
+            hx_s, hx_calls, hx_dir = asyncio.run(hexrag_side(docs, Path(tmp)))
+            lr_shape, hx_shape = _graph_shape(lr_dir), _graph_shape(hx_dir)
+        rows += [("LightRAG 1.5.7, working dir", lr_s, lr_calls, lr_shape),
+                 ("hexrag, working dir", hx_s, hx_calls, hx_shape)]
+    if args.postgres:
+        import os
+
+        from tests.services.postgres import postgres_dsn
+
+        dsn = os.environ.get("HEXRAG_POSTGRES_DSN") or postgres_dsn()
+        pg_s, pg_calls, pg_shape = asyncio.run(postgres_side(docs, dsn))
+        rows.append(("hexrag, PostgreSQL", pg_s, pg_calls, pg_shape))
     print(f"{args.docs} documents of ~{args.words} words, zero-latency scripted LLM")
     print()
     print("| side | seconds | documents/s | LLM calls | nodes, edges |")
     print("|---|---:|---:|---:|---|")
-    for name, secs, calls, shape in (("LightRAG 1.5.7", lr_s, lr_calls, lr_shape),
-                                     ("hexrag", hx_s, hx_calls, hx_shape)):
+    for name, secs, calls, shape in rows:
         print(f"| {name} | {secs:.2f} | {args.docs / secs:.1f} | {calls} | {shape} |")
-    print()
-    print(f"hexrag / LightRAG throughput: {lr_s / hx_s:.1f}x; same graph: {lr_shape == hx_shape}")
+    if not args.no_lightrag:
+        print()
+        print(f"hexrag / LightRAG throughput: {lr_s / hx_s:.1f}x; "
+              f"same graph: {lr_shape == hx_shape}")
 
 
 if __name__ == "__main__":
