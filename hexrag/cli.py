@@ -982,10 +982,19 @@ def documents_command(
             row = {k: v for k, v in d.to_json().items() if k != "content"}
             typer.echo(json.dumps({"id": d.id, **row}, ensure_ascii=False))
         return
-    table = Table("id", "status", "chunks", "file_path", "updated", "error")
+    errors = any(d.error_msg for d in docs)
+    table = Table()
+    table.add_column("id", overflow="fold", min_width=12)
+    table.add_column("status", no_wrap=True)
+    table.add_column("chunks", justify="right")
+    table.add_column("updated (UTC)", no_wrap=True)
+    table.add_column("file_path", overflow="fold", min_width=24)
+    if errors:
+        table.add_column("error", overflow="fold", min_width=16)
     for d in docs:
-        table.add_row(d.id, d.status, str(d.chunks_count), d.file_path, d.updated_at,
-                      (d.error_msg or "")[:80])
+        row = [d.id, d.status, str(d.chunks_count), d.updated_at[:19].replace("T", " "),
+               d.file_path]
+        table.add_row(*row, *([(d.error_msg or "")[:200]] if errors else []))
     console.print(table)
     console.print(f"{len(docs)} documents")
 

@@ -22,10 +22,19 @@
 5. nodes, edges (one per entity pair, id :func:`~hexrag.core.ids.relation_id`) and vector
    records are written in batches.
 
-Not yet LightRAG's: chunk-tracking rows (``entity_chunks`` / ``relation_chunks``; the stored
-``source_id`` stands in, which differs only once an entity exceeds ``max_source_ids``),
-document status and full-document stores, the LLM cache, file parsing, deletion. The
-equivalence with LightRAG's own ``ainsert`` is tested in
+Every LLM call goes through LightRAG's extraction cache (:meth:`Ingestor._ask`: its keys,
+entries and the chunks' ``llm_cache_list``), at most ``MAX_ASYNC`` at a time. Beyond LightRAG:
+with a :class:`~hexrag.ports.DocumentStore` the document gets a status row (pending ->
+processing -> processed / failed with the error; the text stays on the row until processed so
+:meth:`Ingestor.resume` can pick it up) and every extracted record is kept as a
+:class:`~hexrag.core.documents.Fragment` with the document's metadata, which
+:meth:`Ingestor.delete_documents` replays for exact deletion and the engine reads for
+scope-correct descriptions (:mod:`hexrag.core.narrowing`); entities and relations carry the
+documents' metadata as first-class fields (:func:`~hexrag.core.documents.merge_metadata_fields`).
+
+Not LightRAG's: no chunk-tracking rows (``entity_chunks`` / ``relation_chunks``; the stored
+``source_id`` stands in, which differs only once an entity exceeds ``max_source_ids``) and no
+full-document store. The equivalence with LightRAG's own ``ainsert`` is tested in
 ``tests/integration/test_ingest_lightrag.py``.
 """
 

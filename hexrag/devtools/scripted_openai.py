@@ -228,8 +228,9 @@ class ScriptedOpenAIServer:
 
     # ---- lifecycle ----------------------------------------------------------------------
 
-    def start(self) -> ScriptedOpenAIServer:
-        """Start serving on a free loopback port; returns once the server accepts requests."""
+    def start(self, port: int = 0) -> ScriptedOpenAIServer:
+        """Start serving on loopback ``port`` (0: a free one); returns once the server
+        accepts requests."""
         import uvicorn
 
         if self._server is not None:
@@ -238,7 +239,7 @@ class ScriptedOpenAIServer:
         self._release = asyncio.Event()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
+        sock.bind(("127.0.0.1", port))
         self._port = sock.getsockname()[1]
         config = uvicorn.Config(
             self._app,
@@ -638,3 +639,31 @@ class ScriptedOpenAIServer:
             {"error": {"message": message, "type": error_type, "param": None, "code": code}},
             headers,
         )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m hexrag.devtools.scripted_openai [--port 8765]``: an offline stand-in for
+    an OpenAI-compatible server, answering extraction, gleaning, summary, keyword and answer
+    prompts deterministically (:func:`hexrag.devtools.scripted_kg.chat_responder`), to try
+    ``hexrag ingest`` / ``hexrag serve`` without a model. Not for real answers."""
+    import argparse
+
+    from hexrag.devtools.scripted_kg import chat_responder
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--port", type=int, default=8765)
+    args = ap.parse_args(argv)
+    server = ScriptedOpenAIServer()
+    server.set_chat_responder(chat_responder)
+    server.start(args.port)
+    print(f"scripted OpenAI-compatible server on http://127.0.0.1:{server.port}/v1 "
+          "(Ctrl-C stops it)", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
