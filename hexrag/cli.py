@@ -992,9 +992,9 @@ def documents_command(
     if errors:
         table.add_column("error", overflow="fold", min_width=16)
     for d in docs:
-        row = [d.id, d.status, str(d.chunks_count), d.updated_at[:19].replace("T", " "),
-               d.file_path]
-        table.add_row(*row, *([(d.error_msg or "")[:200]] if errors else []))
+        cells = [d.id, d.status, str(d.chunks_count), d.updated_at[:19].replace("T", " "),
+                 d.file_path]
+        table.add_row(*cells, *([(d.error_msg or "")[:200]] if errors else []))
     console.print(table)
     console.print(f"{len(docs)} documents")
 
