@@ -293,3 +293,48 @@ def test_resume_ingests_the_unfinished_documents_as_a_clean_run_would() -> None:
     for part in ("chunks", "nodes", "edges", "vec_entities", "vec_relationships", "vec_chunks"):
         assert got[part] == want[part], part
     assert all("content" not in d.extra for d in asyncio.run(stack.documents.list_docs()))
+
+
+def test_the_answer_cache_never_serves_an_answer_from_before_an_ingestion_or_deletion() -> None:
+    from hexrag.adapters.memory import (
+        MemoryCache,
+        MemoryChunkStore,
+        MemoryDocumentStore,
+        MemoryGraphStore,
+        MemoryVectorIndex,
+    )
+    from hexrag.core.versioning import CorpusVersion, track_writes
+
+    class Answering(ScriptedLLM):
+        async def complete(self, prompt: str, **kw: Any) -> str:
+            if "---Context---" in prompt or "Document Chunks" in prompt:
+                return f"answer from {prompt.count('chunk_id') + prompt.count('reference_id')}"
+            return await super().complete(prompt, **kw)
+
+    cache = MemoryCache()
+    version = CorpusVersion(cache)
+    stores = track_writes(version, **{ns: MemoryVectorIndex(ns, DIM) for ns in
+                                      ("entities", "relationships", "chunks")},
+                          graph=MemoryGraphStore(), chunk_store=MemoryChunkStore())
+    llm = Answering()
+    engine = compose_engine(stores, embedder=HashingEmbedder(DIM), llm=llm, cache=cache,
+                            corpus_version=version)
+    ingestor = Ingestor(**stores, llm=ScriptedLLM(), embedder=HashingEmbedder(DIM),
+                        tokenizer=default_tokenizer(), clock=lambda: NOW,
+                        settings=IngestSettings(chunk_token_size=20, chunk_overlap_token_size=4),
+                        documents=MemoryDocumentStore())
+    param = QueryParam(mode="naive", enable_rerank=False, hl_keywords=["Xero"],
+                       ll_keywords=["Xero"])
+
+    async def ask() -> Any:
+        return await engine.query_result("Who uses Xero?", param)
+
+    first_id = asyncio.run(ingestor.ingest_text(DOCS[0][0])).doc_id
+    a1 = asyncio.run(ask())
+    assert not a1.cache_hit and asyncio.run(ask()).cache_hit
+    asyncio.run(ingestor.ingest_text(DOCS[2][0]))
+    a2 = asyncio.run(ask())
+    assert not a2.cache_hit
+    asyncio.run(ingestor.delete_documents([first_id]))
+    a3 = asyncio.run(ask())
+    assert not a3.cache_hit and a3.content != a2.content
