@@ -113,17 +113,23 @@ def _lightrag(tmp: Path, monkeypatch: pytest.MonkeyPatch, *, cache: bool = False
     return tmp / workspace, calls
 
 
-def _hexrag(tmp: Path) -> tuple[Path, int]:
+def _hexrag(tmp: Path, *, metadata: bool = False) -> tuple[Path, int]:
     stack = empty_workdir_stack(DIM)
     llm = ScriptedLLM()
     ingestor = _ingestor(stack, llm)
 
     async def run() -> None:
-        for doc in DOCS:
-            await ingestor.ingest_text(doc)
+        for i, doc in enumerate(DOCS):
+            if metadata:  # first-class fields on every record, an encoded file_path
+                await ingestor.ingest_text(doc, metadata={
+                    "product_id": f"p-{i % 2}", "category_id": "apps", "owner": "ops"})
+            else:
+                await ingestor.ingest_text(doc)
 
     asyncio.run(run())
-    out = tmp / "hx"
+    import uuid
+
+    out = tmp / ("hx" + uuid.uuid4().hex[:8])  # LightRAG shares storages per workspace name
     save_workdir(stack, out)
     return out, llm.calls
 
@@ -276,9 +282,11 @@ def test_ingestion_into_milvus_redis_equals_lightrags(
     _compare(want, asyncio.run(run()))
 
 
-def test_lightrag_answers_from_what_hexrag_ingested(tmp_path: Path) -> None:
+@pytest.mark.parametrize("metadata", [False, True], ids=["plain", "with-metadata"])
+def test_lightrag_answers_from_what_hexrag_ingested(tmp_path: Path, metadata: bool) -> None:
     """LightRAG 1.5.7 opens the working directory hexrag ingested and answers every mode as
-    hexrag answers on it (WEIGHT picking, keywords supplied)."""
+    hexrag answers on it (WEIGHT picking, keywords supplied), also when the documents carried
+    metadata (extra node / edge / vector fields, encoded file paths)."""
     from hexrag.devtools.lightrag_data import (
         KeywordQuery,
         LightRAGDir,
@@ -289,7 +297,7 @@ def test_lightrag_answers_from_what_hexrag_ingested(tmp_path: Path) -> None:
         open_lightrag,
     )
 
-    out, _ = _hexrag(tmp_path)
+    out, _ = _hexrag(tmp_path, metadata=metadata)
     wd = LightRAGDir(out.parent, out.name)
     queries = [
         KeywordQuery("How does Acme CRM sync with Mailchimp?", ("co-occurs",),
