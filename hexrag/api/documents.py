@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -161,7 +162,9 @@ class DocumentQueue:
     docs: dict[str, _Doc] = field(default_factory=dict)
     queue: list[str | _Deletion] = field(default_factory=list)
     busy: bool = False
-    latest_message: str = ""
+    _latest: str = ""
+    history: deque[str] = field(default_factory=lambda: deque(maxlen=50))
+    run_done: int = 0
     _task: asyncio.Task[None] | None = None
 
     async def submit(self, texts: list[str], sources: list[str | None],
@@ -265,6 +268,7 @@ class DocumentQueue:
 
     async def _run(self) -> None:
         assert self.ingestor is not None
+        self.run_done = 0
         while self.queue:
             item = self.queue.pop(0)
             self.busy = True
@@ -286,6 +290,7 @@ class DocumentQueue:
                 doc.text = doc.text[:100]  # the summary is all that is shown from now on
             doc.updated_at = _now()
             self.latest_message = f"{doc.status} {doc.id}"
+            self.run_done += 1
         self.busy = False
 
     async def _delete(self, job: _Deletion) -> None:
@@ -318,10 +323,25 @@ class DocumentQueue:
             out.setdefault(str(view["status"]), []).append(view)
         return out
 
+    @property
+    def latest_message(self) -> str:
+        """The pipeline's last message (also kept in ``history``)."""
+        return self._latest
+
+    @latest_message.setter
+    def latest_message(self, message: str) -> None:
+        self._latest = message
+        self.history.append(f"{_now()} {message}")
+
     def pipeline(self) -> dict[str, Any]:
+        waiting = len(self.queue) + (1 if self.busy else 0)
         return {
             "busy": self.busy,
-            "docs": len(self.queue) + (1 if self.busy else 0),
+            "docs": waiting,
+            # LightRAG's progress fields: work items done in this run / in this run overall
+            "cur_batch": self.run_done if self.busy or waiting else 0,
+            "batchs": self.run_done + waiting if self.busy or waiting else 0,
+            "history_messages": list(self.history)[-20:],
             "queued_deletions": sum(isinstance(i, _Deletion) for i in self.queue),
             "job_name": "hexrag ingestion",
             "latest_message": self.latest_message,

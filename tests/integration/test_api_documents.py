@@ -88,6 +88,9 @@ def test_insert_then_query_scoped(live: LiveServer) -> None:
     _wait_idle(live)
     statuses = live.client.get("/documents").json()["statuses"]
     assert len(statuses["processed"]) == 3 and "failed" not in statuses, statuses
+    pipeline = live.client.get("/documents/pipeline_status").json()
+    assert sum("processed doc-" in m for m in pipeline["history_messages"]) == 3
+    assert pipeline["docs"] == 0 and pipeline["busy"] is False
     again = live.client.post("/documents/text", json={
         "text": "Acme ERP plans Inventory with Xero.", "product_id": "p-erp"})
     assert again.json()["status"] == "duplicated"
