@@ -664,10 +664,47 @@ async def _serve(
     import uvicorn
     from rich.console import Console
 
-    from hexrag.api import create_app
     from hexrag.config import build_stack
 
     console = Console(stderr=True)
+    from hexrag.serving import stack_app, workspace_catalog, workspace_router
+
+    secured = " (API key required)" if api.api_key else ""
+    if workspace_catalog(config) is not None:
+
+        async def check_default(name: str, stack: Any) -> None:
+            for role, what in stack.describe().items():
+                console.print(f"  [bold]{name or 'default'} {role}[/bold]: {what}")
+            if name == (config.default_workspace or "") and not allow_empty:
+                empty = await stack.empty_stores()
+                if empty:
+                    raise ConfigurationError(
+                        f"the default workspace holds no data ({', '.join(empty)} empty); "
+                        "load data first, or pass --allow-empty"
+                    )
+
+        router = workspace_router(config, api, progress=console.log, on_build=check_default)
+        with console.status("building the workspaces..."):
+            await router.start()
+        outer: Any = router
+        if api.api_key:
+            from hexrag.api.middleware import ApiKeyMiddleware
+
+            outer = ApiKeyMiddleware(router, api_key=api.api_key,
+                                     whitelist=(*api.whitelist_paths, "/docs", "/openapi.json",
+                                                "/static-offline-docs/*"))
+        server = _server_class()(
+            uvicorn.Config(outer, host=host, port=port, log_level=log_level, lifespan="on")
+        )
+        console.print(
+            f"hexrag serving workspaces {router.workspaces} on http://{host}:{port}{secured} "
+            "(header LIGHTRAG-WORKSPACE picks one)"
+        )
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            await router.aclose()
+        return
     with console.status("building the stack...") as status:
 
         def progress(message: str) -> None:
@@ -685,38 +722,10 @@ async def _serve(
                     f"the stack holds no data ({', '.join(empty)} empty); load data first, or "
                     "pass --allow-empty"
                 )
-        async def consistency() -> dict[str, Any]:
-            from hexrag.transfer import StackStores, check_stack
-
-            s = stack.engine.stores
-            stores = StackStores(
-                entities=s.entities, relationships=s.relationships, chunks=s.chunks,
-                graph=s.graph, chunk_store=s.chunk_store,
-            )
-            return (await check_stack(stores)).to_json()
-
-        ingestor = None
-        unavailable = None
-        if stack.plan.workdir is not None:
-            unavailable = ("document ingestion over HTTP needs a server-backed stack; a LightRAG "
-                           "working directory takes documents through `hexrag ingest`")
-        elif stack.engine.llm is not None:
-            from hexrag.bootstrap import compose_ingestor
-            from hexrag.env import ingest_settings
-
-            ingestor = compose_ingestor(
-                stack.engine.stores, llm=stack.engine.llm, embedder=stack.engine.embedder,
-                tokenizer=stack.engine.tokenizer, documents=stack.documents,
-                cache=stack.engine.cache, settings=ingest_settings(),
-            )
-        app_ = create_app(
-            stack.engine, probes=stack.probes(), settings=api, consistency=consistency,
-            ingestor=ingestor, ingest_unavailable=unavailable,
-        )
+        app_ = stack_app(stack, api)
         server = _server_class()(
             uvicorn.Config(app_, host=host, port=port, log_level=log_level, lifespan="on")
         )
-        secured = " (API key required)" if api.api_key else ""
         console.print(
             f"hexrag serving on http://{host}:{port}{secured} "
             f"(API docs: http://{host}:{port}/docs)"

@@ -95,6 +95,8 @@ __all__ = [
     "build_stack",
     "load_config",
     "redact_url",
+    "validate_workspace",
+    "workspace_config",
 ]
 
 log = logging.getLogger("hexrag.config")
@@ -105,6 +107,18 @@ StoreKind = Literal["memory", "postgres", "milvus", "redis", "neo4j", "none"]
 StoreRole = Literal["vector_index", "graph_store", "chunk_store", "cache"]
 
 _NAMESPACE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
+#: What a workspace name may be: safe as a table prefix, collection name, key component,
+#: label and folder name.
+WORKSPACE_NAME = re.compile(r"^[A-Za-z0-9_]{1,32}$")
+
+
+def validate_workspace(name: str) -> str:
+    """``name`` if it is a valid workspace name, else :class:`ConfigurationError`."""
+    if not isinstance(name, str) or not WORKSPACE_NAME.match(name):
+        raise ConfigurationError(
+            f"workspace {str(name)[:40]!r} is invalid: use 1-32 letters, digits or '_'"
+        )
+    return name
 _POSTGRES = ("postgres", "postgresql")
 _NEO4J = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
 _REDIS = ("redis", "rediss", "unix")
@@ -408,6 +422,21 @@ class StackConfig(BaseSettings):
         "label (Neo4j).",
     )
     postgres_schema: str | None = Field(default=None, description="PostgreSQL schema.")
+    workspaces: list[str] = Field(
+        default_factory=list,
+        description="Workspaces `hexrag serve` offers besides the default one (requests pick "
+        "one with the LIGHTRAG-WORKSPACE header); see workspace_config for where each lives.",
+    )
+    workspace_pattern: str | None = Field(
+        default=None,
+        description="A regex admitting further workspaces, created on first use (unset: "
+        "only the declared ones; any other name is 404).",
+    )
+    default_workspace: str | None = Field(
+        default=None,
+        description="The workspace of requests that name none (unset: the stack as "
+        "configured).",
+    )
     layout: Literal["hexrag", "lightrag"] = Field(
         default="hexrag",
         description="hexrag: hexrag's own tables; lightrag: a LightRAG 1.5.7 PostgreSQL "
@@ -1357,3 +1386,30 @@ def _split_database(uri: str) -> tuple[str, str | None]:
     if not name:
         return uri, None
     return urlunsplit(parts._replace(path="")), name
+
+
+def workspace_config(config: StackConfig, workspace: str | None) -> StackConfig:
+    """The one namespace resolver: the stack of ``workspace`` (``None`` / ``""``: ``config``
+    itself, the default workspace).
+
+    * a LightRAG working directory, or a LightRAG deployment (``layout = "lightrag"``): the
+      workspace is LightRAG's own (the ``<workdir>/<workspace>/`` sub-folder, PostgreSQL's
+      ``workspace`` column, Milvus / Redis / Neo4j workspace prefixes and labels), exactly
+      what LightRAG's server selects with the same header;
+    * hexrag's own layout: ``namespace`` becomes ``<namespace>_<workspace>``, i.e. the
+      PostgreSQL table prefix, the Milvus collection prefix, the Redis key prefix and the Neo4j
+      label of every store (and so the answer cache's keys);
+    * memory stores are built per workspace anyway.
+    """
+    if not workspace:
+        return config
+    validate_workspace(workspace)
+    if config.workdir is not None or config.layout == "lightrag":
+        return config.model_copy(update={"workspace": workspace})
+    namespace = f"{config.namespace}_{workspace}"
+    if not _NAMESPACE.match(namespace):
+        raise ConfigurationError(
+            f"workspace {workspace!r} makes the namespace {namespace!r} longer than 40 "
+            "characters; use a shorter workspace or namespace"
+        )
+    return config.model_copy(update={"namespace": namespace})

@@ -119,3 +119,31 @@ def test_bad_limits_in_the_environment_fail_at_start(workdir: Path, bad: str) ->
         env={"PATH": "/usr/bin:/bin", "HOME": "/tmp", name: value},
     )
     _one_line_error(result, name)
+
+
+def test_serve_workspaces_from_a_stack_file(workdir: Path, tmp_path: Path) -> None:  # noqa: F811
+    root = tmp_path / "rag"
+    for ws in ("alpha", "beta"):
+        shutil.copytree(workdir, root / ws)
+    config = tmp_path / "stack.toml"
+    config.write_text(f'workdir = "{root}"\nworkspaces = ["alpha", "beta"]\n'
+                      'default_workspace = "alpha"\nembedder = "hashing"\n', encoding="utf-8")
+    served = _Served(["--config", str(config), "--key", "k3y"], env={})
+    key = {"X-API-Key": "k3y"}
+    try:
+        for ws, status in (("alpha", 200), ("beta", 200), ("gamma", 404), ("", 200)):
+            r = httpx.get(f"{served.url}/health", headers={**key, "LIGHTRAG-WORKSPACE": ws})
+            assert r.status_code == status, (ws, r.text[:200])
+        # the key is checked before the workspace: an unknown one is not revealed
+        r = httpx.post(f"{served.url}/query/data", json={"query": Q},
+                       headers={"LIGHTRAG-WORKSPACE": "gamma"})
+        assert r.status_code == 403
+        listed = httpx.get(f"{served.url}/workspaces", headers=key).json()
+        assert listed["declared"] == ["alpha", "beta"] and listed["default"] == "alpha"
+        r = httpx.post(f"{served.url}/query/data", json={"query": Q},
+                       headers={**key, "LIGHTRAG-WORKSPACE": "beta"})
+        assert r.status_code == 200 and r.json()["data"]["chunks"]
+        assert 'workspace="beta"' in httpx.get(f"{served.url}/metrics", headers=key).text
+    finally:
+        code, _out, err = served.stop()
+    assert code == 0 and "serving workspaces" in err
