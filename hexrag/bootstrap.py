@@ -169,8 +169,10 @@ async def open_stack(
     create_dim: int | None = None,
     embedder: Embedder | None = None,
     progress: Progress | None = None,
+    workspace: str | None = None,
 ) -> OpenedStack:
-    """Open the stack ``spec`` describes.
+    """Open the stack ``spec`` describes (in ``workspace``, through
+    :func:`hexrag.config.workspace_config`; a working directory's ``<dir>/<workspace>/``).
 
     ``create_dim``: a working directory that does not exist yet (or holds no LightRAG file) is
     opened as a new, empty stack of that dimension (an import or migration target); without
@@ -179,15 +181,21 @@ async def open_stack(
     """
     path = Path(spec).expanduser()
     say = progress or (lambda _m: None)
+    if workspace:
+        from hexrag.config import validate_workspace
+
+        validate_workspace(workspace)
     if _is_config(path):
-        return await _open_config(path, embedder, say)
-    return await _open_workdir(path, create_dim, embedder, say)
+        return await _open_config(path, embedder, say, workspace)
+    return await _open_workdir(path / workspace if workspace else path, create_dim, embedder,
+                               say)
 
 
-async def _open_config(path: Path, embedder: Embedder | None, say: Progress) -> OpenedStack:
-    from hexrag.config import build_stack, load_config
+async def _open_config(path: Path, embedder: Embedder | None, say: Progress,
+                       workspace: str | None = None) -> OpenedStack:
+    from hexrag.config import build_stack, load_config, workspace_config
 
-    config = load_config(path)
+    config = workspace_config(load_config(path), workspace)
     stack = await build_stack(config, embedder=embedder, progress=say)
     engine = stack.engine
     model = engine.embedder.model_name

@@ -846,6 +846,12 @@ def ingest_command(
                            "documents (pending, interrupted or failed), as LightRAG's pipeline "
                            "does.")
     ] = False,
+    workspace: Annotated[
+        str | None,
+        typer.Option("--workspace", help="Workspace of the stack (LightRAG's: the "
+                     "<workdir>/<workspace>/ folder or deployment workspace; hexrag's layout: "
+                     "<namespace>_<workspace>).", show_default=False),
+    ] = None,
 ) -> None:
     """Insert documents into STACK as LightRAG 1.5.7 does: chunks, LLM entity/relation
     extraction (with gleaning), merged descriptions, vectors. A document already processed
@@ -879,7 +885,8 @@ def ingest_command(
         elif stack.suffix.lower() != ".toml":
             model = await aresolve_embedder("hashing:384") if not stack.exists() else None
         opened = await open_stack(
-            stack, create_dim=model.dim if model is not None else 384, embedder=model
+            stack, create_dim=model.dim if model is not None else 384, embedder=model,
+            workspace=workspace
         )
         try:
             embed = model or opened.engine.embedder
@@ -966,6 +973,12 @@ def _metadata_pairs(items: list[str]) -> dict[str, str]:
 def documents_command(
     stack: Annotated[Path, typer.Option("--stack", help=_STACK_HELP, show_default=False)],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
+    workspace: Annotated[
+        str | None,
+        typer.Option("--workspace", help="Workspace of the stack (LightRAG's: the "
+                     "<workdir>/<workspace>/ folder or deployment workspace; hexrag's layout: "
+                     "<namespace>_<workspace>).", show_default=False),
+    ] = None,
 ) -> None:
     """List the documents of STACK with their status (pending, processing, processed,
     failed with the error), chunk count and file path."""
@@ -973,7 +986,7 @@ def documents_command(
     async def go() -> list[Any]:
         from hexrag.bootstrap import open_stack
 
-        opened = await open_stack(stack)
+        opened = await open_stack(stack, workspace=workspace)
         try:
             if opened.documents is None:
                 _fail(f"{stack} keeps no document records")
@@ -1023,6 +1036,12 @@ def delete_command(
         bool, typer.Option("--delete-llm-cache", help="Also drop the deleted chunks' "
                            "extraction answers from the LLM cache (LightRAG's flag).")
     ] = False,
+    workspace: Annotated[
+        str | None,
+        typer.Option("--workspace", help="Workspace of the stack (LightRAG's: the "
+                     "<workdir>/<workspace>/ folder or deployment workspace; hexrag's layout: "
+                     "<namespace>_<workspace>).", show_default=False),
+    ] = None,
 ) -> None:
     """Delete documents exactly: their chunks, vectors, fragments and status rows go; the
     entities and relations they touched are rebuilt from the remaining documents' fragments
@@ -1032,7 +1051,7 @@ def delete_command(
         from hexrag.bootstrap import compose_ingestor, open_stack
         from hexrag.config import StackConfig, build_llm
 
-        opened = await open_stack(stack)
+        opened = await open_stack(stack, workspace=workspace)
         try:
             chat = build_llm(StackConfig(llm=llm)) if llm else opened.engine.llm
             ingestor = compose_ingestor(
@@ -1086,6 +1105,12 @@ def export_command(
         bool, typer.Option("--overwrite", help="Replace an archive already in DIRECTORY.")
     ] = False,
     page_size: Annotated[int, typer.Option(help="Records per page.", min=1, max=10000)] = 1000,
+    workspace: Annotated[
+        str | None,
+        typer.Option("--workspace", help="Workspace of the stack (LightRAG's: the "
+                     "<workdir>/<workspace>/ folder or deployment workspace; hexrag's layout: "
+                     "<namespace>_<workspace>).", show_default=False),
+    ] = None,
 ) -> None:
     """Write every record of STACK into a backend-neutral archive at DIRECTORY.
 
@@ -1099,7 +1124,7 @@ def export_command(
         from hexrag.transfer import export_stack
 
         with _Bars() as bars:
-            opened = await open_stack(stack, progress=bars.say)
+            opened = await open_stack(stack, progress=bars.say, workspace=workspace)
             try:
                 return await export_stack(
                     opened.stores, directory, overwrite=overwrite, page_size=page_size,
@@ -1127,6 +1152,12 @@ def import_command(
             help="Import although the target embeds queries with another model.",
         ),
     ] = False,
+    workspace: Annotated[
+        str | None,
+        typer.Option("--workspace", help="Workspace of the stack (LightRAG's: the "
+                     "<workdir>/<workspace>/ folder or deployment workspace; hexrag's layout: "
+                     "<namespace>_<workspace>).", show_default=False),
+    ] = None,
 ) -> None:
     """Load an archive (hexrag export) into STACK.
 
@@ -1142,7 +1173,8 @@ def import_command(
         manifest = read_manifest(directory)
         dim = int(manifest["embedding"]["dim"])
         with _Bars() as bars:
-            opened = await open_stack(stack, create_dim=dim, progress=bars.say)
+            opened = await open_stack(stack, create_dim=dim, progress=bars.say,
+                                     workspace=workspace)
             try:
                 result = await import_archive(
                     directory, opened.stores, overwrite=overwrite,
@@ -1193,6 +1225,17 @@ def migrate_command(
     ] = False,
     queries: Annotated[int, typer.Option(help="Sample queries to compare.", min=0)] = 4,
     page_size: Annotated[int, typer.Option(help="Records per page.", min=1, max=10000)] = 1000,
+    workspace: Annotated[
+        str | None,
+        typer.Option("--workspace", help="Workspace of the stack (LightRAG's: the "
+                     "<workdir>/<workspace>/ folder or deployment workspace; hexrag's layout: "
+                     "<namespace>_<workspace>).", show_default=False),
+    ] = None,
+    target_workspace: Annotated[
+        str | None,
+        typer.Option("--target-workspace", help="Workspace of the target (default: "
+                     "--workspace).", show_default=False),
+    ] = None,
 ) -> None:
     """Copy everything from one stack to another: vectors (not re-embedded), the graph with
     relation ids, chunks with metadata, the LLM cache.
@@ -1219,12 +1262,13 @@ def migrate_command(
         from hexrag.transfer.migrate import migrate_stack, sample_queries, verify_migration
 
         with _Bars() as bars:
-            src = await open_stack(source, progress=bars.say)
+            src = await open_stack(source, progress=bars.say, workspace=workspace)
             try:
                 probe = HashingEmbedder(src.dim)
                 model = await aresolve_embedder(re_embed) if re_embed else None
                 dim = model.dim if model is not None else src.dim
-                dst = await open_stack(target, create_dim=dim, progress=bars.say)
+                dst = await open_stack(target, create_dim=dim, progress=bars.say,
+                                       workspace=target_workspace or workspace)
                 try:
                     is_workdir = dst.workdir_stack is not None
                     if not verify_only:
@@ -1269,6 +1313,12 @@ def check_command(
     stack: Annotated[Path, typer.Argument(help=_STACK_HELP, show_default=False)],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     page_size: Annotated[int, typer.Option(help="Records per page.", min=1, max=10000)] = 1000,
+    workspace: Annotated[
+        str | None,
+        typer.Option("--workspace", help="Workspace of the stack (LightRAG's: the "
+                     "<workdir>/<workspace>/ folder or deployment workspace; hexrag's layout: "
+                     "<namespace>_<workspace>).", show_default=False),
+    ] = None,
 ) -> None:
     """Report drift between the stores of STACK; exit 0 only when it is clean.
 
@@ -1283,7 +1333,7 @@ def check_command(
         from hexrag.transfer import check_stack
 
         with _Bars() as bars:
-            opened = await open_stack(stack, progress=bars.say)
+            opened = await open_stack(stack, progress=bars.say, workspace=workspace)
             try:
                 return await check_stack(opened.stores, page_size=page_size, progress=bars)
             finally:

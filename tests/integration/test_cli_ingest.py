@@ -161,3 +161,22 @@ def test_failed_documents_are_resumed(server: ScriptedOpenAIServer, tmp_path: Pa
     assert [r["status"] for r in rows] == ["processed"] and "content" not in rows[0]
     nothing = _cli(server, "ingest", "--stack", str(rag))
     assert nothing.returncode != 0 and "--resume" in nothing.stderr
+
+
+def test_ingest_documents_and_delete_per_workspace(server: ScriptedOpenAIServer,
+                                                   tmp_path: Path) -> None:
+    (tmp_path / "crm.md").write_text(CRM, encoding="utf-8")
+    (tmp_path / "erp.md").write_text(ERP, encoding="utf-8")
+    rag = tmp_path / "rag"
+    common = ("--llm", "openai:scripted", "--embedder", "hashing:64")
+    for ws, doc in (("alpha", "crm.md"), ("beta", "erp.md")):
+        done = _cli(server, "ingest", str(tmp_path / doc), "--stack", str(rag),
+                    "--workspace", ws, *common)
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert (rag / "alpha" / "kv_store_text_chunks.json").is_file()
+    listed = {ws: [json.loads(line)["file_path"] for line in _cli(
+        server, "documents", "--stack", str(rag), "--workspace", ws, "--json").stdout.splitlines()]
+        for ws in ("alpha", "beta")}
+    assert listed == {"alpha": ["crm.md"], "beta": ["erp.md"]}
+    bad = _cli(server, "documents", "--stack", str(rag), "--workspace", "../beta")
+    assert bad.returncode != 0 and "workspace" in bad.stderr
