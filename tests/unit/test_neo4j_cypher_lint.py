@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from hexrag.adapters.neo4j import cypher
+from hexrag.config import StackConfig, workspace_config
 from tests.services.neo4j import require_backends
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +25,9 @@ LINT_DIR = ROOT / "tools" / "cypher-lint"
 PACKAGE = LINT_DIR / "node_modules" / "@neo4j-cypher" / "language-support" / "package.json"
 HOW_TO = "install Node.js >= 20 and run `npm ci --prefix tools/cypher-lint`"
 SAMPLE_WORKSPACE = "hexrag_sample-ws.1"
+#: The Neo4j label of workspace ``tenant_7`` of a neo4j stack (hexrag.config.workspace_config).
+WORKSPACE_LABEL = workspace_config(
+    StackConfig(graph_store="neo4j://localhost:7687"), "tenant_7").namespace
 #: hexrag's own statements, then the LightRAG-layout adapter's (shared ones linted once).
 LINTED: tuple[cypher.Statement, ...] = tuple(
     dict.fromkeys(cypher.ALL_STATEMENTS + cypher.LIGHTRAG_STATEMENTS)
@@ -70,6 +74,10 @@ def lint_results() -> list[dict[str, Any]]:
         {"query": "MATCH (n) RETURN m", "params": []},
     ]
     items += [{**probe, "version": "CYPHER 5"} for probe in probes]
+    # every statement again with the label a served workspace gets from the resolver
+    items += [
+        {"query": cypher.render(s, WORKSPACE_LABEL), "params": list(s.params)} for s in LINTED
+    ]
     return _lint(items)
 
 
@@ -88,6 +96,11 @@ def test_statement_is_clean(
     problems = _diagnostics(lint_results, index)
     text = cypher.render(statement, SAMPLE_WORKSPACE)
     assert problems == [], f"{statement.name}:\n{text}\n{json.dumps(problems, indent=1)}"
+    again = len(LINTED) + 4 + index  # rendered with the workspace label
+    assert {r["version"] for r in lint_results if r["index"] == again} == {"CYPHER 5",
+                                                                           "CYPHER 25"}
+    assert _diagnostics(lint_results, again) == [], cypher.render(statement, WORKSPACE_LABEL)
+    assert WORKSPACE_LABEL == "hexrag_tenant_7"
 
 
 def test_linter_catches_known_problems(lint_results: list[dict[str, Any]]) -> None:
