@@ -689,10 +689,11 @@ async def _serve(
         outer: Any = router
         if api.api_key:
             from hexrag.api.middleware import ApiKeyMiddleware
+            from hexrag.api.webui import WEBUI_PATHS
 
             outer = ApiKeyMiddleware(router, api_key=api.api_key,
                                      whitelist=(*api.whitelist_paths, "/docs", "/openapi.json",
-                                                "/static-offline-docs/*"))
+                                                "/static-offline-docs/*", *WEBUI_PATHS))
         server = _server_class()(
             uvicorn.Config(outer, host=host, port=port, log_level=log_level, lifespan="on")
         )

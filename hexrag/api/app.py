@@ -48,6 +48,7 @@ from hexrag.api.models import (
     QueryResponse,
     ValidationErrorResponse,
 )
+from hexrag.api.webui import WEBUI_PATHS, add_webui_routes
 from hexrag.core.engine import QueryEngine, QueryResult
 from hexrag.core.errors import (
     BackendTimeout,
@@ -302,7 +303,8 @@ def create_app(
 
     # innermost first: the API key is checked before the body is read
     if config.api_key:
-        whitelist = (*config.whitelist_paths, "/docs", "/openapi.json", "/static-offline-docs/*")
+        whitelist = (*config.whitelist_paths, "/docs", "/openapi.json", "/static-offline-docs/*",
+                     *WEBUI_PATHS)
         app.add_middleware(ApiKeyMiddleware, api_key=config.api_key, whitelist=whitelist)
     app.add_middleware(BodyLimitMiddleware, max_bytes=limits.max_request_body_bytes,
                        larger={"/documents/upload": limits.max_upload_bytes})
@@ -571,6 +573,8 @@ def create_app(
     async def prometheus() -> PlainTextResponse:
         """Prometheus text format."""
         return PlainTextResponse(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    add_webui_routes(app, engine)
 
     queue = DocumentQueue(ingestor)
     if ingest_unavailable:
