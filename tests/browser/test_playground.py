@@ -204,3 +204,40 @@ def test_the_page_works_with_an_api_key(browser: Any) -> None:
         page.close()
     finally:
         server.stop()
+
+
+def test_the_workspace_picker_switches_knowledge_bases(browser: Any, tmp_path: Path) -> None:
+    from hexrag.adapters.memory import HashingEmbedder
+    from hexrag.config import StackConfig
+    from hexrag.serving import workspace_router
+    from tests.integration.test_workspaces import OWN, SHARED, ScriptedLLM, _wait_idle
+
+    config = StackConfig(workspaces=["alpha", "beta"], embedder="hashing:32")
+    router = workspace_router(config, ApiSettings(), embedder=HashingEmbedder(32),
+                              llm=ScriptedLLM())
+    server = LiveServer(router, lifespan="on")
+    try:
+        for ws in ("alpha", "beta"):
+            r = server.client.post("/documents/texts", headers={"LIGHTRAG-WORKSPACE": ws},
+                                   json={"texts": [SHARED, OWN[ws]], "product_id": f"p-{ws}"})
+            assert r.status_code == 200, r.text
+            _wait_idle(server.client, ws)
+        page = _page(browser, server.url + "/")
+        page.wait_for_function("!document.getElementById('workspace-box').hidden")
+        names = page.eval_on_selector_all("#workspace option", "els => els.map(e => e.value)")
+        assert set(names) == {"", "alpha", "beta"}
+        drawn = {}
+        for ws in ("alpha", "beta"):
+            page.select_option("#workspace", ws)
+            page.wait_for_function(
+                "(ws) => Array.from(document.querySelectorAll('#scope-product_id option'))"
+                ".map(o => o.value).join() === 'p-' + ws", arg=ws)
+            _run(page, "Zephyr Orion Quasar Helix", "local", [f"p-{ws}"])
+            drawn[ws] = set(page.evaluate("window.hexrag.cy.nodes().map(n => n.id())"))
+            _shot(page, f"playground-workspace-{ws}")
+        assert "Zephyr" in drawn["alpha"] and "Zephyr" not in drawn["beta"]
+        assert "Quasar" in drawn["beta"] and "Quasar" not in drawn["alpha"]
+        assert page.errors == []  # type: ignore[attr-defined]
+        page.close()
+    finally:
+        server.stop()
