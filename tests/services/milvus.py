@@ -91,7 +91,9 @@ def shared_milvus() -> tuple[str, Any]:
                     atexit.register(_cleanup_lite, tmpdir, uri)
             if uri:
                 try:
-                    client = MilvusClient(uri=uri, timeout=30)
+                    from hexrag.adapters.milvus.index import lite_client_options
+
+                    client = MilvusClient(uri=uri, timeout=30, **lite_client_options(uri))
                     client.list_collections()
                 except Exception as exc:
                     _STATE["error"] = f"could not start/reach Milvus at {uri}: {exc}; {HOW_TO}"

@@ -173,6 +173,7 @@ class MilvusVectorIndex:
                 token=token,
                 db_name=db_name,
                 timeout=timeout,
+                **lite_client_options(uri),
             )
 
         index = cls.__new__(cls)
@@ -621,3 +622,18 @@ class MilvusVectorIndex:
             f"dim={self._dim}, cosine_threshold={self._threshold}, "
             f"index_type={self._index_type!r}, where={self._where!r})"
         )
+
+
+def lite_client_options(uri: str) -> dict[str, Any]:
+    """Client options for a Milvus Lite file: no keepalive pings on an idle connection.
+
+    pymilvus pings every 10 s, also without calls in flight; Milvus Lite's gRPC server keeps
+    gRPC's default policy (no more than one ping per 5 minutes without data) and answers with
+    ``GOAWAY too_many_pings``. A connection left idle for minutes (a server between requests,
+    a long test session) then failed its next call with ``UNAVAILABLE: Too many pings``, and
+    pymilvus's recovery did not always reconnect. A remote server keeps pymilvus's defaults.
+    """
+    if not uri.endswith(".db"):
+        return {}
+    return {"grpc_options": {"grpc.keepalive_permit_without_calls": 0,
+                             "grpc.keepalive_time_ms": 300_000}}
