@@ -87,38 +87,3 @@ async def test_bulk_load_builds_the_index_once(pg_pool: Any, pg_schema: str) -> 
     check_hits(await index.query(q, 10), oracle, q, 10)
     await index.begin_bulk_load()  # not empty: the index stays
     assert len(await _hnsw_indexes(pg_pool, pg_schema)) == 1
-
-
-async def test_bulk_load_copies_pages_straight_in_and_survives_a_page_written_twice(
-    pg_pool: Any, pg_schema: str  # noqa: F811
-) -> None:
-    records = _records(3 * COPY_MIN_ROWS, seed=3)
-    pages = [records[i : i + COPY_MIN_ROWS] for i in range(0, len(records), COPY_MIN_ROWS)]
-    reference = PgVectorIndex(pg_pool, namespace="entities", dim=DIM, schema=pg_schema,
-                              table_prefix="ref")
-    await reference.upsert(records)
-    index = PgVectorIndex(pg_pool, namespace="entities", dim=DIM, schema=pg_schema,
-                          table_prefix="direct")
-    await index.begin_bulk_load()
-    assert index._direct_copy
-    await index.upsert(pages[0])
-    await index.upsert(pages[1])
-    # an interrupted migration writes its last page again: upserted, not duplicated, newest wins
-    again = [replace(r, content=r.content + " (again)") for r in pages[1]]
-    await index.upsert(again)
-    await index.upsert(pages[2])
-    await index.end_bulk_load()
-    assert not index._direct_copy
-    assert await index.count() == len(records)
-    ids = [r.id for r in records]
-    want = {r.id: r.content for r in [*pages[0], *again, *pages[2]]}
-    got = await index.get(ids)
-    assert {r.id: r.content for r in got if r is not None} == want
-    ref = await reference.get(ids)
-    for a, b in zip(got, ref, strict=True):
-        assert a is not None and b is not None
-        assert replace(a, vector=None, content="") == replace(b, vector=None, content="")
-    # a resumed bulk load on a table that holds rows goes through the staging upsert
-    await index.begin_bulk_load()
-    assert not index._direct_copy
-    await index.end_bulk_load()

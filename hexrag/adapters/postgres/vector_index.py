@@ -170,9 +170,6 @@ class PgVectorIndex(PgAdapter):
         self._hnsw = dim <= HNSW_MAX_DIM
         self._suffix = f"vdb_{namespace}"
         self._table = self._tables.qualified(self._suffix)
-        #: True between begin_bulk_load on an empty table and end_bulk_load: pages are
-        #: COPied straight into the table (no staging, no conflict handling).
-        self._direct_copy = False
 
     # -- port properties -------------------------------------------------------------------
 
@@ -295,8 +292,6 @@ class PgVectorIndex(PgAdapter):
         columns = list(_COPY_COLUMNS)
         records = [tuple(_copy_value(row[c], c) for c in columns) for row in rows]
         await self.ensure_tables()
-        if self._direct_copy and await self._copy_direct(records, columns):
-            return
         action = f"bulk-upserting {len(rows)} records into {self._table}"
         with translate_errors(action):
             async with self._pool.acquire() as conn, conn.transaction():
@@ -333,37 +328,13 @@ class PgVectorIndex(PgAdapter):
                     timeout=self._timeout,
                 )
 
-    async def _copy_direct(self, records: list[tuple[Any, ...]], columns: list[str]) -> bool:
-        """COPY a page straight into the (bulk-loading, index-free) table; ``False`` when an
-        id is already there (a page written again after an interruption): the caller then
-        upserts it through the staging table."""
-        import asyncpg
-
-        action = f"bulk-loading {len(records)} records into {self._table}"
-        with translate_errors(action):
-            async with self._pool.acquire() as conn:
-                from pgvector.asyncpg import register_vector
-
-                await register_vector(conn)
-                try:
-                    async with conn.transaction():
-                        await conn.copy_records_to_table(
-                            self._tables.bare(self._suffix), records=records, columns=columns,
-                            schema_name=self._tables.schema, timeout=self._timeout,
-                        )
-                except asyncpg.UniqueViolationError:
-                    return False
-        return True
-
     async def begin_bulk_load(self) -> None:
         """Many writes follow: an **empty** table loses its secondary indexes (HNSW, GIN), so
         rows go in without index maintenance (:class:`~hexrag.ports.bulk.BulkLoads`). Reads
         stay correct meanwhile (sequential scans); :meth:`end_bulk_load` builds the indexes
-        once. Meanwhile pages of :data:`COPY_MIN_ROWS` or more are COPied straight into the
-        table (a page already there, after an interruption, is upserted instead)."""
+        once."""
         if await self.count() > 0:
             return
-        self._direct_copy = True
         names = [self._index_name(s) for s in self._secondary_indexes()]
         await self._execute(
             f"dropping the indexes of {self._table} for a bulk load",
@@ -374,7 +345,6 @@ class PgVectorIndex(PgAdapter):
         """Build every missing index (idempotent; also after an interrupted load), with
         :data:`BULK_INDEX_MEMORY` of ``maintenance_work_mem``, then ``ANALYZE``."""
         t = self._table
-        self._direct_copy = False
         await self.ensure_tables()
         with translate_errors(f"building the indexes of {t}"):
             async with self._pool.acquire() as conn, conn.transaction():
