@@ -36,6 +36,43 @@ async def send_json(send: Send, status: int, body: dict[str, Any], **headers: st
     await send({"type": "http.response.body", "body": data})
 
 
+class ClientGone(Exception):
+    """The client disconnected before its body was complete."""
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole request body, read chunk by chunk; ``None`` as soon as it exceeds ``limit``
+    bytes (``limit <= 0``: no limit). Raises :class:`ClientGone` if the client leaves first."""
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise ClientGone
+        chunk = message.get("body", b"")
+        total += len(chunk)
+        if 0 < limit < total:
+            return None
+        parts.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that first hands the app ``body`` in one piece, then defers to
+    ``receive`` (for the disconnect)."""
+    delivered = False
+
+    async def replay() -> Message:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 class BodyLimitMiddleware:
     """413 for a body over ``max_bytes``: refused on its ``Content-Length`` before anything is
     read, else while it streams in. The body is read here (at most ``max_bytes`` of it) and
@@ -65,31 +102,14 @@ class BodyLimitMiddleware:
                 if declared > limit:
                     await self._refuse(send, limit)
                     return
-        parts: list[bytes] = []
-        total = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away
-            chunk = message.get("body", b"")
-            total += len(chunk)
-            if total > limit:
-                await self._refuse(send, limit)
-                return
-            parts.append(chunk)
-            if not message.get("more_body", False):
-                break
-        body = b"".join(parts)
-        delivered = False
-
-        async def replay() -> Message:
-            nonlocal delivered
-            if not delivered:
-                delivered = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        try:
+            body = await read_body(receive, limit)
+        except ClientGone:
+            return
+        if body is None:
+            await self._refuse(send, limit)
+            return
+        await self.app(scope, replaying(body, receive), send)
 
     async def _refuse(self, send: Send, limit: int) -> None:
         name = "MAX_REQUEST_BODY_BYTES" if limit == self.max_bytes else "MAX_UPLOAD_BYTES"

@@ -26,7 +26,15 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
-from hexrag.api.middleware import Message, Receive, Scope, Send, send_json
+from hexrag.api.middleware import (
+    ClientGone,
+    Receive,
+    Scope,
+    Send,
+    read_body,
+    replaying,
+    send_json,
+)
 from hexrag.config import WORKSPACE_NAME, validate_workspace
 from hexrag.core.errors import ConfigurationError, NotFound
 
@@ -163,7 +171,10 @@ class WorkspaceRouter:
                 "pattern": self.catalog.pattern, "open": self.workspaces,
             })
             return
-        name, receive = await self._workspace_of(scope, receive)
+        try:
+            name, receive = await self._workspace_of(scope, receive)
+        except ClientGone:
+            return
         if name is None:
             await send_json(send, 413, {"detail": "request body too large "
                                                   f"(limit {self.max_body_bytes} bytes)"})
@@ -188,20 +199,9 @@ class WorkspaceRouter:
         if scope.get("method") != "POST" or b"json" not in headers.get(b"content-type", b""):
             return self.catalog.default, receive
         # a JSON body may name it: read it (bounded) and hand it on unchanged
-        parts: list[bytes] = []
-        total = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunk = message.get("body", b"")
-            total += len(chunk)
-            if self.max_body_bytes > 0 and total > self.max_body_bytes:
-                return None, receive
-            parts.append(chunk)
-            if not message.get("more_body", False):
-                break
-        body = b"".join(parts)
+        body = await read_body(receive, self.max_body_bytes)
+        if body is None:
+            return None, receive
         name = self.catalog.default
         if b'"workspace"' in body:
             try:
@@ -210,16 +210,7 @@ class WorkspaceRouter:
                 value = None
             if isinstance(value, str) and value:
                 name = value
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        return name, replay
+        return name, replaying(body, receive)
 
     async def _metrics(self, send: Send) -> None:
         registries = {
