@@ -56,6 +56,25 @@ def documents(n: int, words: int, seed: int = 7) -> list[str]:
     return docs
 
 
+class LLM:
+    """The zero-latency scripted extraction LLM of hexrag's side, counting its calls."""
+
+    model_name = "scripted"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def complete(self, prompt: str, *, system_prompt: str | None = None,
+                       history: Any = (), json_mode: bool = False) -> str:
+        from hexrag.devtools.scripted_kg import kg_reply
+
+        self.calls += 1
+        return kg_reply(prompt, system_prompt, history)
+
+    async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover
+        yield await self.complete(prompt)
+
+
 async def lightrag_side(docs: list[str], root: Path) -> tuple[float, int, Path]:
     from hexrag.adapters.memory import HashingEmbedder
     from hexrag.devtools.lightrag_data import (
@@ -100,19 +119,6 @@ async def hexrag_side(docs: list[str], root: Path) -> tuple[float, int, Path]:
     from hexrag.adapters.tiktoken_offline import default_tokenizer
     from hexrag.adapters.workdir import empty_workdir_stack, save_workdir
     from hexrag.core.ingestion import Ingestor
-    from hexrag.devtools.scripted_kg import kg_reply
-
-    class LLM:
-        model_name = "scripted"
-        calls = 0
-
-        async def complete(self, prompt: str, *, system_prompt: str | None = None,
-                           history: Any = (), json_mode: bool = False) -> str:
-            self.calls += 1
-            return kg_reply(prompt, system_prompt, history)
-
-        async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover
-            yield await self.complete(prompt)
 
     stack = empty_workdir_stack(DIM)
     llm = LLM()
@@ -139,19 +145,6 @@ async def postgres_side(docs: list[str], dsn: str) -> tuple[float, int, tuple[in
         create_pool,
     )
     from hexrag.bootstrap import compose_ingestor
-    from hexrag.devtools.scripted_kg import kg_reply
-
-    class LLM:
-        model_name = "scripted"
-        calls = 0
-
-        async def complete(self, prompt: str, *, system_prompt: str | None = None,
-                           history: Any = (), json_mode: bool = False) -> str:
-            self.calls += 1
-            return kg_reply(prompt, system_prompt, history)
-
-        async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover
-            yield await self.complete(prompt)
 
     pool = await create_pool(dsn)
     prefix = "bench" + uuid.uuid4().hex[:8]

@@ -37,6 +37,26 @@ STORE_ROLES = ("entities", "relationships", "chunks", "graph", "chunk_store")
 """The stores every engine needs (``cache`` is optional)."""
 
 
+def _picker(stores: Any) -> Callable[[str], Any]:
+    """``stores``' entry or attribute ``name`` (``None`` when absent)."""
+
+    def pick(name: str) -> Any:
+        if isinstance(stores, Mapping):
+            return stores.get(name)
+        return getattr(stores, name, None)
+
+    return pick
+
+
+def _required(pick: Callable[[str], Any], what: str) -> dict[str, Any]:
+    """The :data:`STORE_ROLES` stores, or a ConfigurationError naming the missing ones."""
+    found = {name: pick(name) for name in STORE_ROLES}
+    missing = [name for name, store in found.items() if store is None]
+    if missing:
+        raise ConfigurationError(f"cannot compose {what}: no {', '.join(missing)} store")
+    return found
+
+
 def compose_engine(
     stores: Any,
     *,
@@ -56,16 +76,8 @@ def compose_engine(
     scope-correct descriptions) defaults to the stores' ``documents`` entry or attribute.
     Raises :class:`~hexrag.core.errors.ConfigurationError` naming any missing store.
     """
-
-    def pick(name: str) -> Any:
-        if isinstance(stores, Mapping):
-            return stores.get(name)
-        return getattr(stores, name, None)
-
-    found = {name: pick(name) for name in STORE_ROLES}
-    missing = [name for name, store in found.items() if store is None]
-    if missing:
-        raise ConfigurationError(f"cannot compose an engine: no {', '.join(missing)} store")
+    pick = _picker(stores)
+    found = _required(pick, "an engine")
     if cache is None and store_cache:
         cache = pick("cache")
     kwargs: dict[str, Any] = {}
@@ -102,15 +114,8 @@ def compose_ingestor(
 
     from hexrag.core.ingestion import Ingestor
 
-    def pick(name: str) -> Any:
-        if isinstance(stores, Mapping):
-            return stores.get(name)
-        return getattr(stores, name, None)
-
-    found = {name: pick(name) for name in STORE_ROLES}
-    missing = [name for name, store in found.items() if store is None]
-    if missing:
-        raise ConfigurationError(f"cannot compose an ingestor: no {', '.join(missing)} store")
+    pick = _picker(stores)
+    found = _required(pick, "an ingestor")
     if tokenizer is None:
         from hexrag.adapters.tiktoken_offline import default_tokenizer
 

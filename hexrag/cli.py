@@ -741,6 +741,12 @@ async def _serve(
 # ----------------------------------------------------------------------------------------
 
 _STACK_HELP = "A stack TOML file (see hexrag.config) or a LightRAG working directory."
+_WorkspaceOption = Annotated[
+    str | None,
+    typer.Option("--workspace", help="Workspace of the stack (LightRAG's: the "
+                 "<workdir>/<workspace>/ folder or deployment workspace; hexrag's layout: "
+                 "<namespace>_<workspace>).", show_default=False),
+]
 
 
 class _Bars:
@@ -847,12 +853,7 @@ def ingest_command(
                            "documents (pending, interrupted or failed), as LightRAG's pipeline "
                            "does.")
     ] = False,
-    workspace: Annotated[
-        str | None,
-        typer.Option("--workspace", help="Workspace of the stack (LightRAG's: the "
-                     "<workdir>/<workspace>/ folder or deployment workspace; hexrag's layout: "
-                     "<namespace>_<workspace>).", show_default=False),
-    ] = None,
+    workspace: _WorkspaceOption = None,
 ) -> None:
     """Insert documents into STACK as LightRAG 1.5.7 does: chunks, LLM entity/relation
     extraction (with gleaning), merged descriptions, vectors. A document already processed
@@ -931,9 +932,10 @@ def ingest_command(
                     totals["llm_cache_hits"] += report.cache_hits
                 bars("documents", len(files), len(files))
                 if resume:
-                    for row in await ingestor.unfinished():
+                    rows = await ingestor.unfinished()
+                    for row in rows:
                         typer.echo(f"resuming {row.id} ({row.status})", err=True)
-                    for result in await ingestor.resume():
+                    for result in await ingestor.resume(rows):
                         if isinstance(result, BaseException):
                             totals["failed"] += 1
                             typer.echo(f"failed: {str(result)[:300]}", err=True)
@@ -974,12 +976,7 @@ def _metadata_pairs(items: list[str]) -> dict[str, str]:
 def documents_command(
     stack: Annotated[Path, typer.Option("--stack", help=_STACK_HELP, show_default=False)],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
-    workspace: Annotated[
-        str | None,
-        typer.Option("--workspace", help="Workspace of the stack (LightRAG's: the "
-                     "<workdir>/<workspace>/ folder or deployment workspace; hexrag's layout: "
-                     "<namespace>_<workspace>).", show_default=False),
-    ] = None,
+    workspace: _WorkspaceOption = None,
 ) -> None:
     """List the documents of STACK with their status (pending, processing, processed,
     failed with the error), chunk count and file path."""
@@ -1037,12 +1034,7 @@ def delete_command(
         bool, typer.Option("--delete-llm-cache", help="Also drop the deleted chunks' "
                            "extraction answers from the LLM cache (LightRAG's flag).")
     ] = False,
-    workspace: Annotated[
-        str | None,
-        typer.Option("--workspace", help="Workspace of the stack (LightRAG's: the "
-                     "<workdir>/<workspace>/ folder or deployment workspace; hexrag's layout: "
-                     "<namespace>_<workspace>).", show_default=False),
-    ] = None,
+    workspace: _WorkspaceOption = None,
 ) -> None:
     """Delete documents exactly: their chunks, vectors, fragments and status rows go; the
     entities and relations they touched are rebuilt from the remaining documents' fragments
@@ -1106,12 +1098,7 @@ def export_command(
         bool, typer.Option("--overwrite", help="Replace an archive already in DIRECTORY.")
     ] = False,
     page_size: Annotated[int, typer.Option(help="Records per page.", min=1, max=10000)] = 1000,
-    workspace: Annotated[
-        str | None,
-        typer.Option("--workspace", help="Workspace of the stack (LightRAG's: the "
-                     "<workdir>/<workspace>/ folder or deployment workspace; hexrag's layout: "
-                     "<namespace>_<workspace>).", show_default=False),
-    ] = None,
+    workspace: _WorkspaceOption = None,
 ) -> None:
     """Write every record of STACK into a backend-neutral archive at DIRECTORY.
 
@@ -1153,12 +1140,7 @@ def import_command(
             help="Import although the target embeds queries with another model.",
         ),
     ] = False,
-    workspace: Annotated[
-        str | None,
-        typer.Option("--workspace", help="Workspace of the stack (LightRAG's: the "
-                     "<workdir>/<workspace>/ folder or deployment workspace; hexrag's layout: "
-                     "<namespace>_<workspace>).", show_default=False),
-    ] = None,
+    workspace: _WorkspaceOption = None,
 ) -> None:
     """Load an archive (hexrag export) into STACK.
 
@@ -1226,12 +1208,7 @@ def migrate_command(
     ] = False,
     queries: Annotated[int, typer.Option(help="Sample queries to compare.", min=0)] = 4,
     page_size: Annotated[int, typer.Option(help="Records per page.", min=1, max=10000)] = 1000,
-    workspace: Annotated[
-        str | None,
-        typer.Option("--workspace", help="Workspace of the stack (LightRAG's: the "
-                     "<workdir>/<workspace>/ folder or deployment workspace; hexrag's layout: "
-                     "<namespace>_<workspace>).", show_default=False),
-    ] = None,
+    workspace: _WorkspaceOption = None,
     target_workspace: Annotated[
         str | None,
         typer.Option("--target-workspace", help="Workspace of the target (default: "
@@ -1314,12 +1291,7 @@ def check_command(
     stack: Annotated[Path, typer.Argument(help=_STACK_HELP, show_default=False)],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     page_size: Annotated[int, typer.Option(help="Records per page.", min=1, max=10000)] = 1000,
-    workspace: Annotated[
-        str | None,
-        typer.Option("--workspace", help="Workspace of the stack (LightRAG's: the "
-                     "<workdir>/<workspace>/ folder or deployment workspace; hexrag's layout: "
-                     "<namespace>_<workspace>).", show_default=False),
-    ] = None,
+    workspace: _WorkspaceOption = None,
 ) -> None:
     """Report drift between the stores of STACK; exit 0 only when it is clean.
 

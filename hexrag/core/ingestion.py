@@ -399,12 +399,14 @@ class Ingestor:
                 if r.status in ("pending", "processing", "failed")
                 and isinstance(r.extra.get("content"), str)]
 
-    async def resume(self) -> list[IngestReport | BaseException]:
+    async def resume(
+        self, rows: Sequence[DocRecord] | None = None
+    ) -> list[IngestReport | BaseException]:
         """Ingest every :meth:`unfinished` document again (LightRAG's pipeline picks up
-        pending, processing and failed documents); a failure is recorded on its row and
-        returned in its place, the others go on."""
+        pending, processing and failed documents), or these ``rows`` of it; a failure is
+        recorded on its row and returned in its place, the others go on."""
         out: list[IngestReport | BaseException] = []
-        for row in await self.unfinished():
+        for row in (await self.unfinished()) if rows is None else rows:
             try:
                 out.append(await self.ingest_text(row.extra["content"], file_path=row.file_path,
                                                   metadata=row.metadata))
