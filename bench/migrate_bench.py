@@ -68,15 +68,13 @@ def _stores(stack: Any, model: str) -> Any:
 
 
 def _source(workdir: Path) -> tuple[Any, float]:
-    from hexrag.adapters.workdir import load_workdir
+    from hexrag.adapters.workdir.stream import open_workdir_source
     from hexrag.devtools.lightrag_data import parity_embedder
 
     embedder = parity_embedder(DIM)
     t0 = time.perf_counter()
-    stack = load_workdir(workdir, embedder_dim=DIM)
-    load_s = time.perf_counter() - t0
-    stores = {**stack.engine_stores()}
-    return _stores(stores, embedder.model_name), load_s
+    stores = open_workdir_source(workdir, embedding_model=embedder.model_name)
+    return stores, time.perf_counter() - t0
 
 
 async def _postgres_target(tmp: Path) -> tuple[Any, Any]:
@@ -128,11 +126,11 @@ async def _worker(target: str, workdir: Path, tmp: Path) -> dict[str, Any]:
     from hexrag.transfer import export_stack, import_archive
     from hexrag.transfer.migrate import migrate_stack
 
+    t0 = time.perf_counter()
     source, load_s = _source(workdir)
     counts = await source.counts()
     archive = tmp / "archive"
     out: dict[str, Any] = {"target": target, "load_s": load_s, "counts": counts}
-    t0 = time.perf_counter()
     if target == "export":
         await export_stack(source, archive, overwrite=True)
     elif target == "import":

@@ -29,7 +29,15 @@ from hexrag.core.errors import ConfigurationError, NotFound
 from hexrag.ports import Embedder
 from hexrag.transfer import StackStores
 
-__all__ = ["STORE_ROLES", "OpenedStack", "compose_engine", "compose_ingestor", "open_stack"]
+__all__ = [
+    "STORE_ROLES",
+    "CopySource",
+    "OpenedStack",
+    "compose_engine",
+    "compose_ingestor",
+    "open_copy_source",
+    "open_stack",
+]
 
 Progress = Callable[[str], None]
 
@@ -162,6 +170,61 @@ class OpenedStack:
         """Close every client the stack opened."""
         while self._closers:
             await self._closers.pop()()
+
+
+@dataclass
+class CopySource:
+    """A stack opened to be copied out of (``hexrag migrate`` / ``export``): its stores,
+    scan-only where ``streamed`` (see :func:`open_copy_source`)."""
+
+    description: str
+    stores: StackStores
+    streamed: bool
+    _close: Callable[[], Awaitable[None]]
+
+    @property
+    def dim(self) -> int:
+        """The stack's vector dimension."""
+        return self.stores.entities.dim
+
+    async def aclose(self) -> None:
+        """Release the stores."""
+        await self._close()
+
+
+async def open_copy_source(
+    spec: str | Path, *, progress: Progress | None = None, workspace: str | None = None
+) -> CopySource:
+    """Open ``spec`` to copy everything out of it, with bounded memory.
+
+    A LightRAG working directory holding its three ``vdb_*.json`` files is **streamed**: its
+    vectors are read page by page from the files
+    (:func:`hexrag.adapters.workdir.stream.open_workdir_source`, about 0.15 GB at 100k
+    entities where :func:`open_stack` holds 2 GB); those sections can only be scanned, not
+    queried. Anything else is :func:`open_stack`'s stores.
+    """
+    path = Path(spec).expanduser()
+    say = progress or (lambda _m: None)
+    if not _is_config(path):
+        from hexrag.adapters.workdir.stack import missing_query_files, resolve_workdir
+        from hexrag.adapters.workdir.stream import close_workdir_source, open_workdir_source
+
+        if workspace:
+            from hexrag.config import validate_workspace
+
+            validate_workspace(workspace)
+        directory = path / workspace if workspace else path
+        if directory.is_dir() and not missing_query_files(directory):
+            directory = resolve_workdir(directory)
+            say(f"reading LightRAG working directory {directory} page by page")
+            stores = await asyncio.to_thread(open_workdir_source, directory)
+
+            async def close() -> None:
+                close_workdir_source(stores)
+
+            return CopySource(str(directory), stores, True, close)
+    opened = await open_stack(path, progress=say, workspace=workspace)
+    return CopySource(opened.description, opened.stores, False, opened.aclose)
 
 
 def _is_config(spec: Path) -> bool:

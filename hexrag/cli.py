@@ -1108,11 +1108,11 @@ def export_command(
     """
 
     async def go() -> dict[str, Any]:
-        from hexrag.bootstrap import open_stack
+        from hexrag.bootstrap import open_copy_source
         from hexrag.transfer import export_stack
 
         with _Bars() as bars:
-            opened = await open_stack(stack, progress=bars.say, workspace=workspace)
+            opened = await open_copy_source(stack, progress=bars.say, workspace=workspace)
             try:
                 return await export_stack(
                     opened.stores, directory, overwrite=overwrite, page_size=page_size,
@@ -1235,12 +1235,12 @@ def migrate_command(
 
     async def go() -> dict[str, Any] | None:
         from hexrag.adapters.memory import HashingEmbedder
-        from hexrag.bootstrap import compose_engine, open_stack
+        from hexrag.bootstrap import compose_engine, open_copy_source, open_stack
         from hexrag.embedders import aresolve_embedder
         from hexrag.transfer.migrate import migrate_stack, sample_queries, verify_migration
 
         with _Bars() as bars:
-            src = await open_stack(source, progress=bars.say, workspace=workspace)
+            src: Any = await open_copy_source(source, progress=bars.say, workspace=workspace)
             try:
                 probe = HashingEmbedder(src.dim)
                 model = await aresolve_embedder(re_embed) if re_embed else None
@@ -1263,6 +1263,9 @@ def migrate_command(
                         state_file.unlink(missing_ok=True)
                     if not (verify or verify_only) or model is not None:
                         return None
+                    if src.streamed:  # a streamed directory cannot answer queries: load it
+                        await src.aclose()
+                        src = await open_stack(source, progress=bars.say, workspace=workspace)
                     # no cache: both sides must compute every answer
                     engines = [
                         compose_engine(s, embedder=probe, store_cache=False)

@@ -113,3 +113,55 @@ def test_interrupted_migration_resumes_to_the_same_directory(
     save_workdir(resumed, tmp_path / "b")
     for name in sorted(p.name for p in (tmp_path / "a").iterdir()):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("key", ["flat300", "ties300"])
+def test_streamed_directory_lists_what_the_loaded_directory_lists(
+    parity_world: Any, key: str
+) -> None:
+    """``hexrag migrate`` / ``export`` read a directory page by page
+    (``open_workdir_source``): every section equals the loaded directory's scan."""
+    from dataclasses import fields
+
+    import numpy as np
+
+    from hexrag.adapters.workdir.stream import close_workdir_source, open_workdir_source
+    from hexrag.ports.scan import scan_all
+
+    embedder = parity_world.embedders[key]
+    loaded = _stores(load_workdir(parity_world.dirs[key].path), embedder.model_name)
+    streamed = open_workdir_source(parity_world.dirs[key].path)
+
+    async def listing(stores: StackStores) -> dict[str, list[Any]]:
+        out: dict[str, list[Any]] = {}
+        scans = {
+            "entities": stores.entities.scan_records,  # type: ignore[attr-defined]
+            "relationships": stores.relationships.scan_records,  # type: ignore[attr-defined]
+            "chunks": stores.chunks.scan_records,  # type: ignore[attr-defined]
+            "nodes": stores.graph.scan_nodes,  # type: ignore[attr-defined]
+            "edges": stores.graph.scan_edges,  # type: ignore[attr-defined]
+            "text_chunks": stores.chunk_store.scan_chunks,  # type: ignore[attr-defined]
+            "llm_cache": stores.cache.scan_entries,  # type: ignore[union-attr]
+        }
+        for name, scan in scans.items():
+            items = []
+            async for page in scan_all(scan, limit=53):
+                items.extend(page.items)
+            out[name] = items
+        return out
+
+    try:
+        a = parity_world.run(listing(loaded))
+        b = parity_world.run(listing(streamed))
+    finally:
+        close_workdir_source(streamed)
+    assert parity_world.run(loaded.counts()) == parity_world.run(streamed.counts())
+    for name in ("entities", "relationships", "chunks"):
+        assert len(a[name]) == len(b[name]) > 0
+        for x, y in zip(a[name], b[name], strict=True):
+            assert [getattr(x, f.name) for f in fields(x) if f.name != "vector"] == [
+                getattr(y, f.name) for f in fields(y) if f.name != "vector"
+            ]
+            np.testing.assert_array_equal(x.vector, y.vector)
+    for name in ("nodes", "edges", "text_chunks", "llm_cache"):
+        assert a[name] == b[name], name
