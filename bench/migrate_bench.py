@@ -46,7 +46,21 @@ for p in (REPO, REPO / "bench"):
 
 from parity_bench import DATA_DIR, DIM, SIZES, ensure_workdir  # noqa: E402
 
-TARGETS = ("postgres", "milvus_redis", "export", "import")
+TARGETS = ("postgres", "milvus_redis", "milvus_server", "export", "import")
+
+
+_SERVER_RSS: list[float] = []
+
+
+def _rss_tree_mb(pid: int) -> float:
+    """Peak RSS (VmHWM) of process ``pid``, in MB."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
 
 
 def _peak_mb() -> float:
@@ -93,13 +107,47 @@ async def _postgres_target(tmp: Path) -> tuple[Any, Any]:
     return stores, pool.close
 
 
-async def _milvus_redis_target(tmp: Path) -> tuple[Any, Any]:
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _milvus_lite_server(tmp: Path) -> tuple[str, Any]:
+    """Milvus Lite's gRPC server in its own process (``python -m milvus_lite server``), as a
+    Milvus deployment runs beside its clients; returns ``(uri, process)``."""
+    import socket
+
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(tmp / "milvus_srv"),
+         "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return f"http://127.0.0.1:{port}", proc
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("the Milvus Lite server did not start")
+
+
+async def _milvus_redis_target(tmp: Path, server: bool = False) -> tuple[Any, Any]:
     from hexrag.adapters.milvus import MilvusVectorIndex
     from hexrag.adapters.redis import RedisCache, RedisChunkStore
     from hexrag.adapters.workdir import empty_workdir_stack
     from tests.services.redis import redis_server_url
 
-    uri = str(tmp / "bench_milvus.db")
+    proc = None
+    if server:
+        uri, proc = _milvus_lite_server(tmp)
+    else:
+        uri = str(tmp / "bench_milvus.db")
     url = redis_server_url()
     graph_holder = empty_workdir_stack(DIM)
     stores: dict[str, Any] = {
@@ -117,6 +165,10 @@ async def _milvus_redis_target(tmp: Path) -> tuple[Any, Any]:
         for s in stores.values():
             if hasattr(s, "aclose"):
                 await s.aclose()
+        if proc is not None:
+            _SERVER_RSS.append(_rss_tree_mb(proc.pid))
+            proc.terminate()
+            proc.wait(30)
 
     return stores, close
 
@@ -143,14 +195,28 @@ async def _worker(target: str, workdir: Path, tmp: Path) -> dict[str, Any]:
         save_workdir(stack, tmp / "imported")
         out["target_counts"] = await target_stores.counts()
     else:
-        make = _postgres_target if target == "postgres" else _milvus_redis_target
-        stores, close = await make(tmp)
+        if target == "postgres":
+            stores, close = await _postgres_target(tmp)
+        else:
+            stores, close = await _milvus_redis_target(tmp, server=target == "milvus_server")
         target_stores = _stores(stores, source.embedding_model)
-        await migrate_stack(source, target_stores, state_path=tmp / f"{target}.state.json")
+        phases: dict[str, float] = {}
+        mark = [time.perf_counter()]
+
+        def progress(section: str, done: int, total: int | None) -> None:
+            now = time.perf_counter()
+            phases[section] = phases.get(section, 0.0) + now - mark[0]
+            mark[0] = now
+
+        await migrate_stack(source, target_stores, state_path=tmp / f"{target}.state.json",
+                            progress=progress)
+        phases["index builds"] = time.perf_counter() - mark[0]
+        out["phases"] = {k: round(v, 1) for k, v in phases.items()}
         out["target_counts"] = await target_stores.counts()
         await close()
     out["seconds"] = time.perf_counter() - t0
     out["peak_rss_mb"] = _peak_mb()
+    out["server_peak_rss_mb"] = _SERVER_RSS[0] if _SERVER_RSS else None
     return out
 
 
@@ -197,6 +263,12 @@ def main() -> None:
         print(f"| {r['size']} | {r['target']} | {c['entities']} | {c['relationships']} | "
               f"{c['chunks']} | {r['seconds']:.1f} | {r['peak_rss_mb']:.0f} | "
               f"{r['load_s']:.1f} | {same} |")
+    for r in rows:
+        if r.get("phases"):
+            print(f"{r['size']} {r['target']} phases (s): " + ", ".join(
+                f"{k} {v}" for k, v in r["phases"].items()))
+        if r.get("server_peak_rss_mb"):
+            print(f"{r['size']} {r['target']} server peak RSS: {r['server_peak_rss_mb']:.0f} MB")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
 

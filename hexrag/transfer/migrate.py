@@ -17,6 +17,8 @@ sample queries on both stacks.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 from collections.abc import Sequence
@@ -167,30 +169,72 @@ async def migrate_stack(
         if sec["done"]:
             result.copied[name] = sec["copied"]
             continue
-        while True:
-            if stop_after_pages is not None and pages >= stop_after_pages:
+        pages_ahead = _ReadAhead(scan, sec["cursor"], page_size)
+        try:
+            while True:
+                if stop_after_pages is not None and pages >= stop_after_pages:
+                    state.save()
+                    return result  # indexes suspended by a bulk load come back on the next run
+                page = await pages_ahead.next()
+                items = list(page.items)
+                if items:
+                    if re_embed is not None and name in VECTOR_SECTIONS:
+                        items = await _re_embed(items, re_embed, name)
+                    await write(items)
+                sec["copied"] += len(items)
+                sec["cursor"] = page.cursor
+                sec["done"] = page.cursor is None
+                pages += 1
                 state.save()
-                return result  # indexes suspended by a bulk load come back on the next run
-            page = await scan(sec["cursor"], limit=page_size)
-            items = list(page.items)
-            if items:
-                if re_embed is not None and name in VECTOR_SECTIONS:
-                    items = await _re_embed(items, re_embed, name)
-                await write(items)
-            sec["copied"] += len(items)
-            sec["cursor"] = page.cursor
-            sec["done"] = page.cursor is None
-            pages += 1
-            state.save()
-            say(name, sec["copied"], totals.get(name))
-            if sec["done"]:
-                break
+                say(name, sec["copied"], totals.get(name))
+                if sec["done"]:
+                    break
+        finally:
+            await pages_ahead.aclose()
         result.copied[name] = sec["copied"]
     for name in VECTOR_SECTIONS:
         index = target.vector_index(name)
         if isinstance(index, BulkLoads):
             await index.end_bulk_load()
     return result
+
+
+class _ReadAhead:
+    """A section's pages, read ahead of the writer: while a page is being written (the
+    target's server busy with it), the next ones are read and decoded. At most ``depth``
+    pages wait in memory; a page is read only when there is room for it, so a source that
+    never suspends (files, memory) cannot keep the writer from resuming."""
+
+    def __init__(self, scan: Any, cursor: str | None, limit: int, depth: int = 2) -> None:
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._room = asyncio.Semaphore(depth)
+        self._task = asyncio.create_task(self._read(scan, cursor, limit))
+
+    async def _read(self, scan: Any, cursor: str | None, limit: int) -> None:
+        try:
+            while True:
+                await self._room.acquire()
+                page = await scan(cursor, limit=limit)
+                self._queue.put_nowait(page)
+                if page.cursor is None:
+                    return
+                cursor = page.cursor
+        except Exception as exc:  # handed to the writer, which raises it
+            self._queue.put_nowait(exc)
+
+    async def next(self) -> Any:
+        """The next page (or the reader's error, raised)."""
+        got = await self._queue.get()
+        self._room.release()
+        if isinstance(got, Exception):
+            raise got
+        return got
+
+    async def aclose(self) -> None:
+        """Stop reading (pages read but not written are dropped; the state did not move)."""
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
 
 
 async def _re_embed(

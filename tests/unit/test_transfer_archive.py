@@ -221,3 +221,31 @@ async def test_migrate_re_embeds_with_the_target_model(tmp_path: Path) -> None:
     want = await other.embed([r.content for r in got])  # type: ignore[attr-defined]
     for rec, vec in zip(got, want, strict=True):
         np.testing.assert_allclose(rec.vector, vec / np.linalg.norm(vec), atol=1e-6)  # type: ignore[attr-defined]
+
+
+async def test_a_source_failing_mid_scan_stops_after_the_written_pages(tmp_path: Path) -> None:
+    """Pages are read ahead of the writer; a read error reaches the caller, the state holds
+    only pages written, and the next run continues from there to the full copy."""
+    from hexrag.transfer.migrate import migrate_stack
+
+    demo = await build_demo_engine()
+    source = _stores(demo)
+    real_scan = source.relationships.scan_records  # type: ignore[attr-defined]
+    calls = {"n": 0}
+
+    async def flaky(cursor: str | None = None, *, limit: int = 1000) -> object:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise ConnectionError("source went away")
+        return await real_scan(cursor, limit=limit)
+
+    source.relationships.scan_records = flaky  # type: ignore[attr-defined]
+    target = _empty()
+    state = tmp_path / "state.json"
+    with pytest.raises(ConnectionError, match="went away"):
+        await migrate_stack(source, target, state_path=state, page_size=2)
+    saved = json.loads(state.read_text())["sections"]["relationships"]
+    assert saved["copied"] == 4 and not saved["done"]  # two pages of 2 written
+    assert await target.relationships.count() == 4
+    await migrate_stack(source, target, state_path=state, page_size=2)
+    assert await target.counts() == await source.counts()
