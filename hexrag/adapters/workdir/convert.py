@@ -59,14 +59,14 @@ def _is_int(value: Any) -> bool:
 # ----------------------------------------------------------------------------------------
 
 
-def vector_row_to_record(row: dict[str, Any]) -> VectorRecord:
+def vector_row_to_record(row: dict[str, Any], vector: Any = None) -> VectorRecord:
     """A NanoVectorDB ``data`` row (without its ``"vector"``) -> :class:`VectorRecord`.
 
     ``__id__`` -> ``id``, ``__created_at__`` -> ``created_at``; ``entity_name``, ``src_id``,
     ``tgt_id``, ``content``, ``file_path``, ``full_doc_id`` (strings) and ``source_id`` (any
     form) -> their fields; everything else (``__write_seq__``, scope fields...) -> metadata.
-    The vector itself lives in the index matrix, so ``vector`` is ``None``. ``row`` is
-    consumed (its remaining keys become the metadata dict).
+    The vector itself lives in the index matrix, so ``vector`` is ``None`` unless given.
+    ``row`` is consumed (its remaining keys become the metadata dict).
     """
     rid = row.pop("__id__")
     created = row.pop("__created_at__", None)
@@ -80,7 +80,7 @@ def vector_row_to_record(row: dict[str, Any]) -> VectorRecord:
         value = row.get(key)
         if value is not None and type(value) is str:
             fields[key] = row.pop(key)
-    return VectorRecord(id=rid, vector=None, created_at=created, metadata=row, **fields)
+    return VectorRecord(id=rid, vector=vector, created_at=created, metadata=row, **fields)
 
 
 def record_to_vector_row(record: VectorRecord, namespace: str) -> dict[str, Any]:

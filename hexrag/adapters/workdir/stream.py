@@ -27,7 +27,6 @@ from __future__ import annotations
 import binascii
 import json
 import mmap
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +173,7 @@ class NanoVectorStream:
         first = self._next_row
         rows = self._read_rows(limit) if not self._done else []
         block = self._matrix_rows(first, first + len(rows))
-        items = [replace(vector_row_to_record(r), vector=block[k]) for k, r in enumerate(rows)]
+        items = [vector_row_to_record(r, block[k]) for k, r in enumerate(rows)]
         self._release()
         nxt = None if self._done else str(self._next_row)
         return Page(items, nxt)
