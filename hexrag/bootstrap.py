@@ -216,13 +216,17 @@ async def open_copy_source(
         directory = path / workspace if workspace else path
         if directory.is_dir() and not missing_query_files(directory):
             directory = resolve_workdir(directory)
-            say(f"reading LightRAG working directory {directory} page by page")
-            stores = await asyncio.to_thread(open_workdir_source, directory)
+            try:
+                stores = await asyncio.to_thread(open_workdir_source, directory)
+            except ConfigurationError as exc:  # e.g. a re-indented file: the loader reads it
+                say(f"{exc}; loading {directory} whole instead")
+            else:
+                say(f"reading LightRAG working directory {directory} page by page")
 
-            async def close() -> None:
-                close_workdir_source(stores)
+                async def close() -> None:
+                    close_workdir_source(stores)
 
-            return CopySource(str(directory), stores, True, close)
+                return CopySource(str(directory), stores, True, close)
     opened = await open_stack(path, progress=say, workspace=workspace)
     return CopySource(opened.description, opened.stores, False, opened.aclose)
 

@@ -1223,7 +1223,9 @@ def migrate_command(
     (--overwrite) and a dimension or model mismatch (--re-embed MODEL recomputes vectors from
     the stored text, no LLM involved). Ends with a verification: counts per store and sample
     queries in every mode giving identical /query/data results on both stacks (exit 1 if not).
-    A LightRAG working directory target is written atomically at the end (an interruption
+    A LightRAG working directory source is read page by page (its vector files are never
+    loaded whole); the verification then loads it to query it (--no-verify skips that). A
+    LightRAG working directory target is written atomically at the end (an interruption
     leaves it as it was; re-running starts over).
     """
     import hashlib

@@ -175,3 +175,62 @@ def test_an_empty_file_is_refused(tmp_path: Path) -> None:
     p.write_text("", encoding="utf-8")
     with pytest.raises(ConfigurationError, match="empty"):
         NanoVectorStream(p, "entities")
+
+
+def test_empty_vector_files_list_nothing(tmp_path: Path) -> None:
+    for ns, name in NAMES.items():
+        write_nano_vdb(tmp_path / name, embedding_dim=DIM, rows=[],
+                       matrix=np.zeros((0, DIM), dtype=np.float32))
+        s = NanoVectorStream(tmp_path / name, ns)
+        assert asyncio.run(s.count()) == 0
+        page = asyncio.run(s.scan_records(None, limit=5))
+        assert page.items == [] and page.cursor is None
+        s.close()
+
+
+def test_copy_source_falls_back_to_loading_a_reindented_directory(tmp_path: Path) -> None:
+    """A directory whose vector files are valid JSON but not in NanoVectorDB's own one-line
+    layout is loaded whole (the loader reads any layout) with the same records."""
+    from hexrag.bootstrap import open_copy_source
+
+    wd = _workdir(tmp_path, n=6)
+    (wd / "kv_store_llm_response_cache.json").write_text("{}", encoding="utf-8")
+    p = wd / NAMES["relationships"]
+    p.write_text(json.dumps(json.loads(p.read_text(encoding="utf-8")), indent=2),
+                 encoding="utf-8")
+    messages: list[str] = []
+
+    async def run() -> tuple[bool, int]:
+        src = await open_copy_source(wd, progress=messages.append)
+        try:
+            return src.streamed, await src.stores.relationships.count()
+        finally:
+            await src.aclose()
+
+    streamed, count = asyncio.run(run())
+    assert not streamed and count == 6
+    assert any("loading" in m and "whole" in m for m in messages)
+
+
+def test_copy_source_streams_a_directory_in_nanovectordb_layout(tmp_path: Path) -> None:
+    from hexrag.bootstrap import open_copy_source
+
+    wd = _workdir(tmp_path, n=6)
+
+    async def run() -> bool:
+        src = await open_copy_source(wd)
+        try:
+            assert src.dim == DIM
+            return src.streamed
+        finally:
+            await src.aclose()
+
+    assert asyncio.run(run())
+
+
+def test_vector_files_of_different_dimensions_are_refused(tmp_path: Path) -> None:
+    wd = _workdir(tmp_path, n=5)
+    write_nano_vdb(wd / NAMES["chunks"], embedding_dim=4, rows=_rows("chunks", 5),
+                   matrix=np.ones((5, 4), dtype=np.float32))
+    with pytest.raises(ConfigurationError, match="disagree on embedding_dim"):
+        open_workdir_source(wd)

@@ -298,18 +298,9 @@ def open_workdir_source(path: str | Path, *, embedding_model: str | None = None)
     directories). Call :func:`close_workdir_source` (or let the process end) to release the
     files. Synchronous and CPU-bound for the graph: call it through ``asyncio.to_thread``.
     """
-    from hexrag.adapters.memory import MemoryCache, MemoryChunkStore
     from hexrag.transfer.archive import StackStores
 
-    from .stack import (
-        GRAPH_FILE,
-        LLM_CACHE_FILE,
-        TEXT_CHUNKS_FILE,
-        VDB_FILES,
-        _gc_paused,
-        _record,
-        load_graph,
-    )
+    from .stack import VDB_FILES, _gc_paused
 
     directory = Path(path)
     missing = [name for name in VDB_FILES.values() if not (directory / name).is_file()]
@@ -317,26 +308,21 @@ def open_workdir_source(path: str | Path, *, embedding_model: str | None = None)
         raise ConfigurationError(
             f"{directory}: {', '.join(missing)} missing; a streamed copy needs every vector file"
         )
-    streams = {ns: NanoVectorStream(directory / name, ns) for ns, name in VDB_FILES.items()}
-    dims = {s.dim for s in streams.values()}
-    if len(dims) != 1:
-        listing = ", ".join(f"{VDB_FILES[ns]}={s.dim}" for ns, s in streams.items())
-        for s in streams.values():
-            s.close()
-        raise ConfigurationError(
-            f"the vector files of {directory} disagree on embedding_dim ({listing})"
-        )
-    with _gc_paused():
-        graph = load_graph(directory / GRAPH_FILE)
-        raw_chunks = read_json_kv(directory / TEXT_CHUNKS_FILE) or {}
-        chunk_store = MemoryChunkStore(
-            chunk_from_kv(str(cid), _record(value, directory / TEXT_CHUNKS_FILE, cid))
-            for cid, value in raw_chunks.items()
-        )
-        del raw_chunks
-        raw_cache = read_json_kv(directory / LLM_CACHE_FILE) or {}
-        cache = MemoryCache("llm_response_cache", migrate_legacy_cache(raw_cache))
-        del raw_cache
+    streams: dict[str, NanoVectorStream] = {}
+    try:
+        for ns, name in VDB_FILES.items():
+            streams[ns] = NanoVectorStream(directory / name, ns)
+        if len({s.dim for s in streams.values()}) != 1:
+            listing = ", ".join(f"{VDB_FILES[ns]}={s.dim}" for ns, s in streams.items())
+            raise ConfigurationError(
+                f"the vector files of {directory} disagree on embedding_dim ({listing})"
+            )
+        with _gc_paused():
+            graph, chunk_store, cache = _load_rest(directory)
+    except BaseException:
+        for opened in streams.values():
+            opened.close()
+        raise
     return StackStores(
         entities=streams["entities"],  # type: ignore[arg-type]  # scan-only sections
         relationships=streams["relationships"],  # type: ignore[arg-type]
@@ -346,6 +332,25 @@ def open_workdir_source(path: str | Path, *, embedding_model: str | None = None)
         cache=cache,
         embedding_model=embedding_model,
     )
+
+
+def _load_rest(directory: Path) -> tuple[Any, Any, Any]:
+    """The graph, chunk store and LLM cache of ``directory``, loaded as ``load_workdir``
+    loads them."""
+    from hexrag.adapters.memory import MemoryCache, MemoryChunkStore
+
+    from .stack import GRAPH_FILE, LLM_CACHE_FILE, TEXT_CHUNKS_FILE, _record, load_graph
+
+    graph = load_graph(directory / GRAPH_FILE)
+    raw_chunks = read_json_kv(directory / TEXT_CHUNKS_FILE) or {}
+    chunk_store = MemoryChunkStore(
+        chunk_from_kv(str(cid), _record(value, directory / TEXT_CHUNKS_FILE, cid))
+        for cid, value in raw_chunks.items()
+    )
+    del raw_chunks
+    raw_cache = read_json_kv(directory / LLM_CACHE_FILE) or {}
+    cache = MemoryCache("llm_response_cache", migrate_legacy_cache(raw_cache))
+    return graph, chunk_store, cache
 
 
 def close_workdir_source(stores: Any) -> None:
