@@ -137,7 +137,6 @@ async def migrate_stack(
     say = progress or (lambda *_: None)
     totals = await source.counts()
     result = MigrationResult(resumed=state.resumed)
-    pages = 0
 
     plan: list[tuple[str, Any, Any]] = [
         (name, source.vector_index(name).scan_records, target.vector_index(name).upsert)  # type: ignore[attr-defined]
@@ -164,34 +163,53 @@ async def migrate_stack(
     ]
     for store in bulk:
         await store.begin_bulk_load()  # type: ignore[attr-defined]
-    for name, scan, write in plan:
-        sec = state.section(name)
-        if sec["done"]:
-            result.copied[name] = sec["copied"]
-            continue
-        pages_ahead = _ReadAhead(scan, sec["cursor"], page_size)
-        try:
-            while True:
-                if stop_after_pages is not None and pages >= stop_after_pages:
+    pages = 0
+    interrupted = False
+
+    async def copy_lane(sections: list[tuple[str, Any, Any]]) -> None:
+        nonlocal pages, interrupted
+        for name, scan, write in sections:
+            sec = state.section(name)
+            if sec["done"]:
+                result.copied[name] = sec["copied"]
+                continue
+            pages_ahead = _ReadAhead(scan, sec["cursor"], page_size)
+            try:
+                while True:
+                    if interrupted or (stop_after_pages is not None
+                                       and pages >= stop_after_pages):
+                        interrupted = True
+                        return
+                    page = await pages_ahead.next()
+                    items = list(page.items)
+                    if items:
+                        if re_embed is not None and name in VECTOR_SECTIONS:
+                            items = await _re_embed(items, re_embed, name)
+                        await write(items)
+                    sec["copied"] += len(items)
+                    sec["cursor"] = page.cursor
+                    sec["done"] = page.cursor is None
+                    pages += 1
                     state.save()
-                    return result  # indexes suspended by a bulk load come back on the next run
-                page = await pages_ahead.next()
-                items = list(page.items)
-                if items:
-                    if re_embed is not None and name in VECTOR_SECTIONS:
-                        items = await _re_embed(items, re_embed, name)
-                    await write(items)
-                sec["copied"] += len(items)
-                sec["cursor"] = page.cursor
-                sec["done"] = page.cursor is None
-                pages += 1
-                state.save()
-                say(name, sec["copied"], totals.get(name))
-                if sec["done"]:
-                    break
-        finally:
-            await pages_ahead.aclose()
-        result.copied[name] = sec["copied"]
+                    say(name, sec["copied"], totals.get(name))
+                    if sec["done"]:
+                        break
+            finally:
+                await pages_ahead.aclose()
+            result.copied[name] = sec["copied"]
+
+    # Two lanes, vectors and the rest, so that one lane's reading and encoding (this
+    # process) runs while the other's writes keep the target busy. Within a store the
+    # order of writes is the source's.
+    try:
+        async with asyncio.TaskGroup() as lanes:
+            lanes.create_task(copy_lane([p for p in plan if p[0] in VECTOR_SECTIONS]))
+            lanes.create_task(copy_lane([p for p in plan if p[0] not in VECTOR_SECTIONS]))
+    except BaseExceptionGroup as group:  # the first failure, as a single exception
+        raise group.exceptions[0] from None
+    if interrupted:
+        state.save()
+        return result  # indexes suspended by a bulk load come back on the next run
     for name in VECTOR_SECTIONS:
         index = target.vector_index(name)
         if isinstance(index, BulkLoads):
