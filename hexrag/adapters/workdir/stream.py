@@ -45,6 +45,7 @@ __all__ = ["NanoVectorStream", "open_workdir_source"]
 _WINDOW = 4 << 20  # bytes of row text decoded per step (grows for a larger row)
 _DATA_KEY = b'"data": ['
 _SEARCH_SLICE = 64 << 20
+_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)  # absent on Windows
 
 
 class NanoVectorStream:
@@ -136,7 +137,8 @@ class NanoVectorStream:
     def _release(self) -> None:
         # Pages of a read-only file mapping stay in the resident set once read; they are the
         # page cache's, not this process's, so drop them from it (the cache keeps them).
-        self._mm.madvise(mmap.MADV_DONTNEED)
+        if _DONTNEED is not None:
+            self._mm.madvise(_DONTNEED)
 
     def _rewind(self) -> None:
         self._next_row = 0
