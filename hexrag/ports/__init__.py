@@ -1,6 +1,6 @@
 """The ports: what the core needs from the outside world, as ``typing.Protocol`` classes."""
 
-from hexrag.ports.bulk import BulkLoads
+from hexrag.ports.bulk import BulkLoads, ExactSearchSwitch
 from hexrag.ports.cache import Cache
 from hexrag.ports.chunk_store import ChunkStore
 from hexrag.ports.documents import DocumentStore, FragmentReader
@@ -18,6 +18,7 @@ __all__ = [
     "ChunkStore",
     "DocumentStore",
     "Embedder",
+    "ExactSearchSwitch",
     "FragmentReader",
     "GraphStore",
     "Page",

@@ -30,7 +30,7 @@ import numpy as np
 
 from hexrag.core.engine import QueryEngine
 from hexrag.core.model import QueryParam, VectorRecord
-from hexrag.ports import BulkLoads, Embedder
+from hexrag.ports import BulkLoads, Embedder, ExactSearchSwitch
 from hexrag.ports.scan import (
     DEFAULT_SCAN_LIMIT,
     ScansCache,
@@ -296,11 +296,47 @@ async def verify_migration(
     *,
     queries: list[dict[str, Any]] | None = None,
     modes: Sequence[str] = MODES,
+    exact_search: bool = True,
 ) -> dict[str, Any]:
     """Counts per store and ``query_data`` of sample queries in every mode, on both stacks.
 
-    Returns ``{"ok", "counts": {section: [source, target]}, "queries": n, "mismatches": [...]}``.
+    Vector indexes that may search approximately and can be switched
+    (:class:`~hexrag.ports.ExactSearchSwitch`, e.g. pgvector's HNSW) search exactly on both
+    sides meanwhile (``exact_search``): a difference then means a record differs, not that an
+    ANN index missed a neighbour. They are switched back afterwards.
+
+    Returns ``{"ok", "counts": {section: [source, target]}, "queries": n, "mismatches": [...],
+    "exact_search": [...]}`` (``exact_search``: the indexes that were switched, as
+    ``"source entities"`` ...).
     """
+    switched: list[tuple[ExactSearchSwitch, bool]] = []
+    names: list[str] = []
+    if exact_search:
+        for side, stores in (("source", source), ("target", target)):
+            for section in VECTOR_SECTIONS:
+                index: Any = stores.vector_index(section)
+                if isinstance(index, ExactSearchSwitch):
+                    switched.append((index, index.set_exact_search(True)))
+                    names.append(f"{side} {section}")
+    try:
+        report = await _compare_stacks(source, target, source_engine, target_engine,
+                                       queries=queries, modes=modes)
+    finally:
+        for index, previous in reversed(switched):
+            index.set_exact_search(previous)
+    report["exact_search"] = names
+    return report
+
+
+async def _compare_stacks(
+    source: StackStores,
+    target: StackStores,
+    source_engine: QueryEngine,
+    target_engine: QueryEngine,
+    *,
+    queries: list[dict[str, Any]] | None,
+    modes: Sequence[str],
+) -> dict[str, Any]:
     a, b = await source.counts(), await target.counts()
     counts = {k: [a[k], b[k]] for k in a if a[k] is not None}
     mismatches: list[str] = [f"{k}: {x} vs {y}" for k, (x, y) in counts.items() if x != y]

@@ -249,3 +249,40 @@ async def test_from_url_owns_its_pool(pg_dsn: str, pg_schema: str) -> None:  # n
     assert [h.id for h in await index.query([1.0, 2.0, 3.0], 5)] == ["c"]
     await index.aclose()
     assert index.pool.is_closing()
+
+
+async def test_exact_search_switch_bypasses_the_index(
+    pg_pool: Any,  # noqa: F811
+    pg_schema: str,  # noqa: F811
+) -> None:
+    """``set_exact_search`` (migration verification) routes queries to the exact scan and
+    back. The index statement is replaced by one that finds nothing, standing for an ANN
+    index that misses every neighbour."""
+    from hexrag.adapters.postgres.vector_index import _COLUMNS
+    from hexrag.ports import ExactSearchSwitch
+
+    dim, n = 8, 60
+    index = _index(pg_pool, pg_schema, dim=dim, cosine_threshold=0.05)
+    assert isinstance(index, ExactSearchSwitch)
+    vecs = corpus.seeded_vectors(7, n, dim)
+    records = [VectorRecord(id=f"v{i:03d}", vector=vecs[i]) for i in range(n)]
+    await index.upsert(records)
+    oracle = VectorOracle(dim, 0.05)
+    oracle.upsert(records)
+    q = corpus.seeded_vectors(8, 1, dim)[0]
+    want = [h.id for h in oracle.query(q, 10)]
+    assert len(want) == 10
+    blind = (f"SELECT {_COLUMNS} FROM {index.table} WHERE $1::text IS NOT NULL "
+             "AND $2::float8 IS NOT NULL AND $3::int IS NOT NULL AND $4::text IS NOT NULL "
+             "AND false")
+    index._index_sql = lambda: blind  # type: ignore[method-assign]
+    assert await index.query(q, 10) == []
+    assert index.set_exact_search(True) is False
+    assert [h.id for h in await index.query(q, 10)] == want
+    assert index.set_exact_search(False) is True
+    assert await index.query(q, 10) == []
+    # an index built exact stays exact
+    always = _index(pg_pool, pg_schema, dim=dim, cosine_threshold=0.05, exact_search=True)
+    always._index_sql = lambda: blind  # type: ignore[method-assign]
+    always.set_exact_search(False)
+    assert [h.id for h in await always.query(q, 10)] == want

@@ -249,3 +249,47 @@ async def test_a_source_failing_mid_scan_stops_after_the_written_pages(tmp_path:
     assert await target.relationships.count() == 4
     await migrate_stack(source, target, state_path=state, page_size=2)
     assert await target.counts() == await source.counts()
+
+
+class _MissesBest(MemoryVectorIndex):
+    """An ANN-like index: unless told to search exactly, it misses the best neighbour."""
+
+    exact = False
+
+    def set_exact_search(self, exact: bool) -> bool:
+        previous, self.exact = self.exact, exact
+        return previous
+
+    async def query(self, vector, top_k, *, scope=None):  # type: ignore[no-untyped-def]
+        hits = await super().query(vector, top_k + 1, scope=scope)
+        return hits[:top_k] if self.exact else hits[1 : top_k + 1]
+
+
+async def test_verification_searches_exactly_where_an_index_can(tmp_path: Path) -> None:
+    """A target whose index is approximate (misses neighbours) still verifies: both sides
+    search exactly meanwhile, and the switch is restored afterwards. Without the switch the
+    same queries differ."""
+    from hexrag.transfer.migrate import migrate_stack, sample_queries, verify_migration
+
+    demo = await build_demo_engine()
+    source = _stores(demo)
+    target = _empty()
+    target.entities = _MissesBest("entities", 384)
+    await migrate_stack(source, target, state_path=tmp_path / "s.json")
+    engine = QueryEngine(
+        entities=target.entities,
+        relationships=target.relationships,
+        chunks=target.chunks,
+        graph=target.graph,
+        chunk_store=target.chunk_store,
+        embedder=demo.engine.embedder,
+    )
+    queries = await sample_queries(source)
+    report = await verify_migration(source, target, demo.engine, engine, queries=queries)
+    assert report["ok"], report["mismatches"]
+    assert report["exact_search"] == ["target entities"]
+    assert target.entities.exact is False  # type: ignore[attr-defined]
+    loose = await verify_migration(source, target, demo.engine, engine, queries=queries,
+                                   exact_search=False)
+    assert not loose["ok"] and loose["exact_search"] == []
+    assert any("mode=local" in m for m in loose["mismatches"])

@@ -166,6 +166,7 @@ class PgVectorIndex(PgAdapter):
         self._dim = dim
         self._threshold = threshold
         self._exact = bool(exact_search)
+        self._configured_exact = self._exact
         self._ef_search = ef_search
         self._hnsw = dim <= HNSW_MAX_DIM
         self._suffix = f"vdb_{namespace}"
@@ -398,6 +399,12 @@ class PgVectorIndex(PgAdapter):
             for row in rows
         }
         return {i: found[i] for i in wanted if i in found}
+
+    def set_exact_search(self, exact: bool) -> bool:
+        """Search exactly (never the HNSW index) while ``exact`` is true, else as built
+        (:class:`~hexrag.ports.ExactSearchSwitch`); returns the previous setting."""
+        previous, self._exact = self._exact, bool(exact) or self._configured_exact
+        return previous
 
     async def count(self) -> int:
         """Number of stored records."""
