@@ -8,6 +8,11 @@ atomically; re-running with the same state file continues after the last page wr
 A page written again after a crash is harmless: every write is an idempotent upsert by id,
 so nothing is duplicated.
 
+Pages are read one or two ahead of their writer, and the vector sections are copied
+concurrently with the graph, chunks and cache (two lanes), so that this process reads and
+encodes while the target's servers write; the order of writes within each store is the
+source's scan order.
+
 A fresh migration (no state file) refuses a non-empty target unless ``overwrite``, and a
 target whose vector dimension or embedding model differs (``re_embed`` recomputes the vectors
 from each record's stored ``content``, LightRAG's content formats, with the target's model:
