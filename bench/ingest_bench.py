@@ -35,6 +35,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from hexrag.devtools.scripted_kg import ScriptedKGLLM  # noqa: E402
+
 DIM = 64
 NAMES = [
     "Acme", "Zephyr", "Nimbus", "Orion", "Vega", "Lyra", "Atlas", "Nova", "Helix", "Quasar",
@@ -54,25 +56,6 @@ def documents(n: int, words: int, seed: int = 7) -> list[str]:
             sentences.append(f"{a} {rng.choice(VERBS)} {b} in case {i}.")
         docs.append(" ".join(sentences))
     return docs
-
-
-class LLM:
-    """The zero-latency scripted extraction LLM of hexrag's side, counting its calls."""
-
-    model_name = "scripted"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    async def complete(self, prompt: str, *, system_prompt: str | None = None,
-                       history: Any = (), json_mode: bool = False) -> str:
-        from hexrag.devtools.scripted_kg import kg_reply
-
-        self.calls += 1
-        return kg_reply(prompt, system_prompt, history)
-
-    async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover
-        yield await self.complete(prompt)
 
 
 async def lightrag_side(docs: list[str], root: Path) -> tuple[float, int, Path]:
@@ -121,7 +104,7 @@ async def hexrag_side(docs: list[str], root: Path) -> tuple[float, int, Path]:
     from hexrag.core.ingestion import Ingestor
 
     stack = empty_workdir_stack(DIM)
-    llm = LLM()
+    llm = ScriptedKGLLM()
     ingestor = Ingestor(
         entities=stack.entities, relationships=stack.relationships, chunks=stack.chunks,
         graph=stack.graph, chunk_store=stack.chunk_store, llm=llm, embedder=HashingEmbedder(DIM),
@@ -155,7 +138,7 @@ async def postgres_side(docs: list[str], dsn: str) -> tuple[float, int, tuple[in
             "graph": PgGraphStore(pool, table_prefix=prefix),
             "chunk_store": PgChunkStore(pool, table_prefix=prefix),
         }
-        llm = LLM()
+        llm = ScriptedKGLLM()
         ingestor = compose_ingestor(stores, llm=llm, embedder=HashingEmbedder(DIM),
                                     documents=PgDocumentStore(pool, table_prefix=prefix))
         t0 = time.perf_counter()

@@ -179,21 +179,6 @@ async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None =
     return DemoStack(engine, entities, relationships, chunk_index, graph, chunk_store)
 
 
-class _ScriptedKG:
-    """The offline stand-in for an extraction LLM (:mod:`hexrag.devtools.scripted_kg`)."""
-
-    model_name = "scripted-kg"
-
-    async def complete(self, prompt: str, *, system_prompt: str | None = None,
-                       history: Any = (), json_mode: bool = False) -> str:
-        from hexrag.devtools.scripted_kg import kg_reply
-
-        return kg_reply(prompt, system_prompt, history)
-
-    async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover - not used
-        yield await self.complete(prompt)
-
-
 async def build_ingested_demo_engine(*, dim: int = 384) -> tuple[DemoStack, list[Any]]:
     """The demo's product documents ingested by hexrag's LightRAG pipeline
     (:class:`~hexrag.core.ingestion.Ingestor`) with an offline scripted extraction LLM and the
@@ -204,6 +189,7 @@ async def build_ingested_demo_engine(*, dim: int = 384) -> tuple[DemoStack, list
     from hexrag.adapters.tiktoken_offline import default_tokenizer
     from hexrag.core.documents import encode_file_path
     from hexrag.core.ingestion import Ingestor, IngestSettings
+    from hexrag.devtools.scripted_kg import ScriptedKGLLM
 
     kb = load_kb()
     docs: dict[str, list[dict[str, Any]]] = {}
@@ -218,7 +204,7 @@ async def build_ingested_demo_engine(*, dim: int = 384) -> tuple[DemoStack, list
     documents = MemoryDocumentStore()
     ingestor = Ingestor(
         entities=entities, relationships=relationships, chunks=chunk_index, graph=graph,
-        chunk_store=chunk_store, llm=_ScriptedKG(), embedder=embedder,
+        chunk_store=chunk_store, llm=ScriptedKGLLM("scripted-kg"), embedder=embedder,
         tokenizer=default_tokenizer(), clock=lambda: int(time.time()),
         settings=IngestSettings(chunk_token_size=48, chunk_overlap_token_size=8),
         documents=documents,

@@ -6,7 +6,8 @@ extraction, gleaning and summary prompts from the prompt text alone.
 * gleaning (a system prompt and history): the first entity again, with a longer description;
 * anything else (description summaries): ``Summary <md5 of the prompt>``.
 
-:func:`kg_reply` is the function; :func:`chat_responder` adapts it to
+:func:`kg_reply` is the function; :class:`ScriptedKGLLM` wraps it as an
+:class:`~hexrag.ports.LLM` (counting its calls); :func:`chat_responder` adapts it to
 :class:`hexrag.devtools.scripted_openai.ScriptedOpenAIServer`'s chat route.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 
 from hexrag.core.extraction_prompts import COMPLETION_DELIMITER, TUPLE_DELIMITER
 
-__all__ = ["chat_responder", "kg_reply"]
+__all__ = ["ScriptedKGLLM", "chat_responder", "kg_reply"]
 
 D = TUPLE_DELIMITER
 _WORD = re.compile(r"\b[A-Z][a-zA-Z]+\b")
@@ -49,6 +50,24 @@ def kg_reply(prompt: str, system: str | None, history: Sequence[Mapping[str, Any
                   for a, b in itertools.pairwise(words)]
         return "\n".join([*lines, COMPLETION_DELIMITER])
     return "Summary " + hashlib.md5(prompt.encode("utf-8")).hexdigest()[:10]
+
+
+class ScriptedKGLLM:
+    """:func:`kg_reply` as an extraction LLM (``hexrag.ports.LLM``), counting its calls."""
+
+    def __init__(self, model_name: str = "scripted") -> None:
+        self.model_name = model_name
+        self.calls = 0
+
+    async def complete(self, prompt: str, *, system_prompt: str | None = None,
+                       history: Sequence[Mapping[str, Any]] = (), json_mode: bool = False) -> str:
+        """The scripted reply (see the module docstring)."""
+        self.calls += 1
+        return kg_reply(prompt, system_prompt, history)
+
+    async def stream(self, prompt: str, **kwargs: Any) -> Any:
+        """The reply as one piece."""
+        yield await self.complete(prompt, **kwargs)
 
 
 def chat_responder(messages: Sequence[Mapping[str, Any]]) -> str:

@@ -314,22 +314,20 @@ async def verify_migration(
     "exact_search": [...]}`` (``exact_search``: the indexes that were switched, as
     ``"source entities"`` ...).
     """
-    switched: list[tuple[ExactSearchSwitch, bool]] = []
-    names: list[str] = []
+    switched: list[tuple[str, Any, bool]] = []  # (name, index, its previous setting)
     if exact_search:
         for side, stores in (("source", source), ("target", target)):
             for section in VECTOR_SECTIONS:
                 index: Any = stores.vector_index(section)
                 if isinstance(index, ExactSearchSwitch):
-                    switched.append((index, index.set_exact_search(True)))
-                    names.append(f"{side} {section}")
+                    switched.append((f"{side} {section}", index, index.set_exact_search(True)))
     try:
         report = await _compare_stacks(source, target, source_engine, target_engine,
                                        queries=queries, modes=modes)
     finally:
-        for index, previous in reversed(switched):
+        for _name, index, previous in reversed(switched):
             index.set_exact_search(previous)
-    report["exact_search"] = names
+    report["exact_search"] = [name for name, _index, _previous in switched]
     return report
 
 

@@ -35,7 +35,7 @@ from hexrag.devtools.lightrag_data import (
     register_offline_tiktoken,
     require_lightrag,
 )
-from hexrag.devtools.scripted_kg import kg_reply
+from hexrag.devtools.scripted_kg import ScriptedKGLLM, kg_reply
 from tests.services.postgres import pg_dsn  # noqa: F401
 
 require_lightrag()
@@ -55,21 +55,6 @@ DOCS = [
 def scripted(prompt: str, system: str | None, history: Sequence[Mapping[str, Any]]) -> str:
     """Deterministic answers from the prompt alone (both sides get the same)."""
     return kg_reply(prompt, system, history)
-
-
-class ScriptedLLM:
-    model_name = "scripted"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    async def complete(self, prompt: str, *, system_prompt: str | None = None,
-                       history: Sequence[Mapping[str, Any]] = (), json_mode: bool = False) -> str:
-        self.calls += 1
-        return scripted(prompt, system_prompt, history)
-
-    async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover - unused
-        yield await self.complete(prompt)
 
 
 def _lightrag(tmp: Path, monkeypatch: pytest.MonkeyPatch, *, cache: bool = False
@@ -115,7 +100,7 @@ def _lightrag(tmp: Path, monkeypatch: pytest.MonkeyPatch, *, cache: bool = False
 
 def _hexrag(tmp: Path, *, metadata: bool = False) -> tuple[Path, int]:
     stack = empty_workdir_stack(DIM)
-    llm = ScriptedLLM()
+    llm = ScriptedKGLLM()
     ingestor = _ingestor(stack, llm)
 
     async def run() -> None:
@@ -177,7 +162,7 @@ def _compare(want: dict[str, Any], got: dict[str, Any]) -> None:
         assert got[part] == want[part], part
 
 
-def _ingestor(stores: Any, llm: ScriptedLLM) -> Ingestor:
+def _ingestor(stores: Any, llm: ScriptedKGLLM) -> Ingestor:
     return Ingestor(
         entities=stores.entities, relationships=stores.relationships, chunks=stores.chunks,
         graph=stores.graph, chunk_store=stores.chunk_store, llm=llm,
@@ -229,7 +214,7 @@ def test_ingestion_into_postgres_equals_lightrags(
                 graph=PgGraphStore(pool, table_prefix=prefix),
                 chunk_store=PgChunkStore(pool, table_prefix=prefix),
             )
-            ingestor = _ingestor(stores, ScriptedLLM())
+            ingestor = _ingestor(stores, ScriptedKGLLM())
             for doc in DOCS:
                 await ingestor.ingest_text(doc)
             return await _view_of(stores)
@@ -269,7 +254,7 @@ def test_ingestion_into_milvus_redis_equals_lightrags(
             graph=MemoryGraphStore(), chunk_store=chunk_store,
         )
         try:
-            ingestor = _ingestor(stores, ScriptedLLM())
+            ingestor = _ingestor(stores, ScriptedKGLLM())
             for doc in DOCS:
                 await ingestor.ingest_text(doc)
             return await _view_of(stores)
@@ -337,7 +322,7 @@ def test_extraction_cache_equals_lightrags(tmp_path: Path, monkeypatch: pytest.M
 
     lr_dir, lr_calls = _lightrag(tmp_path / "lr", monkeypatch, cache=True)
     stack = empty_workdir_stack(DIM)
-    llm = ScriptedLLM()
+    llm = ScriptedKGLLM()
     ingestor = Ingestor(
         entities=stack.entities, relationships=stack.relationships, chunks=stack.chunks,
         graph=stack.graph, chunk_store=stack.chunk_store, llm=llm,
@@ -374,7 +359,7 @@ def test_extraction_cache_equals_lightrags(tmp_path: Path, monkeypatch: pytest.M
 
     # a new stack sharing the cache: every answer comes from it
     again = empty_workdir_stack(DIM)
-    silent = ScriptedLLM()
+    silent = ScriptedKGLLM()
     second = Ingestor(
         entities=again.entities, relationships=again.relationships, chunks=again.chunks,
         graph=again.graph, chunk_store=again.chunk_store, llm=silent,

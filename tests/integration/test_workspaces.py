@@ -63,6 +63,16 @@ def _serve(config: StackConfig) -> LiveServer:
     return LiveServer(router, lifespan="on")
 
 
+def _check_served(config: StackConfig) -> None:
+    """Isolation (with ingestion) and routing over HTTP on a server of ``config``."""
+    server = _serve(config)
+    try:
+        _check_isolation(server.client, ingest=True)
+        _check_routing(server.client)
+    finally:
+        server.stop()
+
+
 def _h(ws: str) -> dict[str, str]:
     return {"LIGHTRAG-WORKSPACE": ws}
 
@@ -188,12 +198,7 @@ def test_postgres_workspaces(pg_dsn: str) -> None:  # noqa: F811
                          cache=pg_dsn, namespace=namespace, workspaces=["alpha", "beta"],
                          embedder=f"hashing:{DIM}")
     assert workspace_config(config, "alpha").namespace == f"{namespace}_alpha"
-    server = _serve(config)
-    try:
-        _check_isolation(server.client, ingest=True)
-        _check_routing(server.client)
-    finally:
-        server.stop()
+    _check_served(config)
 
 
 @pytest.mark.backend("milvus")
@@ -208,12 +213,7 @@ def test_milvus_redis_workspaces(tmp_path: Path) -> None:
     config = StackConfig(vector_index=spec, chunk_store=redis_server_url(),
                          cache=redis_server_url(), namespace=namespace,
                          workspaces=["alpha", "beta"], embedder=f"hashing:{DIM}")
-    server = _serve(config)
-    try:
-        _check_isolation(server.client, ingest=True)
-        _check_routing(server.client)
-    finally:
-        server.stop()
+    _check_served(config)
 
 
 def test_working_directory_workspaces(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from hexrag.core.ingestion import Ingestor, IngestSettings
 from hexrag.core.merging import MergeSettings
 from hexrag.core.model import QueryParam
 from hexrag.core.summary import SummaryLimits
-from hexrag.devtools.scripted_kg import kg_reply
+from hexrag.devtools.scripted_kg import ScriptedKGLLM
 from tests.integration.test_ingest_lightrag import _view_of
 
 DIM = 32
@@ -42,25 +42,10 @@ DOCS = [
 MODES = ("local", "global", "hybrid", "mix", "naive")
 
 
-class ScriptedLLM:
-    model_name = "scripted"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    async def complete(self, prompt: str, *, system_prompt: str | None = None,
-                       history: Any = (), json_mode: bool = False) -> str:
-        self.calls += 1
-        return kg_reply(prompt, system_prompt, history)
-
-    async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover - unused
-        yield await self.complete(prompt)
-
-
 def _ingestor(stack: Any, *, documents: Any = "stack") -> Ingestor:
     return Ingestor(
         entities=stack.entities, relationships=stack.relationships, chunks=stack.chunks,
-        graph=stack.graph, chunk_store=stack.chunk_store, llm=ScriptedLLM(),
+        graph=stack.graph, chunk_store=stack.chunk_store, llm=ScriptedKGLLM(),
         embedder=HashingEmbedder(DIM), tokenizer=default_tokenizer(), clock=lambda: NOW,
         settings=IngestSettings(
             chunk_token_size=20, chunk_overlap_token_size=4,
@@ -201,7 +186,7 @@ def test_a_failed_document_is_recorded_and_writes_nothing() -> None:
     stack, ingestor, _ = _stack_with(DOCS[:1])
     before = _view(stack)
 
-    class Broken(ScriptedLLM):
+    class Broken(ScriptedKGLLM):
         async def complete(self, prompt: str, **kw: Any) -> str:
             raise RuntimeError("model server down")
 
@@ -220,7 +205,7 @@ def test_delete_llm_cache_drops_only_the_deleted_chunks_entries() -> None:
     stack = empty_workdir_stack(DIM)
     ingestor = Ingestor(
         entities=stack.entities, relationships=stack.relationships, chunks=stack.chunks,
-        graph=stack.graph, chunk_store=stack.chunk_store, llm=ScriptedLLM(),
+        graph=stack.graph, chunk_store=stack.chunk_store, llm=ScriptedKGLLM(),
         embedder=HashingEmbedder(DIM), tokenizer=default_tokenizer(), clock=lambda: NOW,
         settings=IngestSettings(chunk_token_size=20, chunk_overlap_token_size=4),
         documents=stack.documents, cache=stack.cache,
@@ -243,7 +228,7 @@ def test_delete_llm_cache_drops_only_the_deleted_chunks_entries() -> None:
 
 
 def test_llm_calls_in_flight_are_bounded_by_max_async() -> None:
-    class Gauge(ScriptedLLM):
+    class Gauge(ScriptedKGLLM):
         def __init__(self) -> None:
             super().__init__()
             self.now = self.peak = 0
@@ -272,7 +257,7 @@ def test_llm_calls_in_flight_are_bounded_by_max_async() -> None:
 def test_resume_ingests_the_unfinished_documents_as_a_clean_run_would() -> None:
     stack, ingestor, _ = _stack_with(DOCS[:1])
 
-    class Broken(ScriptedLLM):
+    class Broken(ScriptedKGLLM):
         async def complete(self, prompt: str, **kw: Any) -> str:
             raise RuntimeError("model server down")
 
@@ -305,7 +290,7 @@ def test_the_answer_cache_never_serves_an_answer_from_before_an_ingestion_or_del
     )
     from hexrag.core.versioning import CorpusVersion, track_writes
 
-    class Answering(ScriptedLLM):
+    class Answering(ScriptedKGLLM):
         async def complete(self, prompt: str, **kw: Any) -> str:
             if "---Context---" in prompt or "Document Chunks" in prompt:
                 return f"answer from {prompt.count('chunk_id') + prompt.count('reference_id')}"
@@ -319,7 +304,7 @@ def test_the_answer_cache_never_serves_an_answer_from_before_an_ingestion_or_del
     llm = Answering()
     engine = compose_engine(stores, embedder=HashingEmbedder(DIM), llm=llm, cache=cache,
                             corpus_version=version)
-    ingestor = Ingestor(**stores, llm=ScriptedLLM(), embedder=HashingEmbedder(DIM),
+    ingestor = Ingestor(**stores, llm=ScriptedKGLLM(), embedder=HashingEmbedder(DIM),
                         tokenizer=default_tokenizer(), clock=lambda: NOW,
                         settings=IngestSettings(chunk_token_size=20, chunk_overlap_token_size=4),
                         documents=MemoryDocumentStore())

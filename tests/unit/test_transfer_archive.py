@@ -14,7 +14,7 @@ from hexrag.adapters.memory import (
     MemoryGraphStore,
     MemoryVectorIndex,
 )
-from hexrag.core.engine import QueryEngine
+from hexrag.bootstrap import compose_engine
 from hexrag.core.model import QueryParam
 from hexrag.demo import DEFAULT_QUESTION, DemoStack, build_demo_engine
 from hexrag.ports.scan import scan_all
@@ -88,14 +88,7 @@ async def test_round_trip_keeps_every_record_and_every_answer(tmp_path: Path) ->
     assert await _all(source.chunk_store.scan_chunks) == await _all(target.chunk_store.scan_chunks)  # type: ignore[attr-defined]
     assert await target.cache.get_many(["k1"]) == [{"return": "x", "nested": [1, None, "é"]}]  # type: ignore[union-attr]
 
-    engine = QueryEngine(
-        entities=target.entities,
-        relationships=target.relationships,
-        chunks=target.chunks,
-        graph=target.graph,
-        chunk_store=target.chunk_store,
-        embedder=demo.engine.embedder,
-    )
+    engine = compose_engine(target, embedder=demo.engine.embedder, store_cache=False)
     for mode in MODES:
         param = QueryParam(mode=mode)  # type: ignore[arg-type]
         want = await demo.engine.query_data(DEFAULT_QUESTION, param)
@@ -187,14 +180,7 @@ async def test_migrate_resumes_without_duplicates_and_verifies(tmp_path: Path) -
     await migrate_stack(source, target, state_path=state, page_size=2)
     assert await target.counts() == await source.counts()
 
-    engine = QueryEngine(
-        entities=target.entities,
-        relationships=target.relationships,
-        chunks=target.chunks,
-        graph=target.graph,
-        chunk_store=target.chunk_store,
-        embedder=demo.engine.embedder,
-    )
+    engine = compose_engine(target, embedder=demo.engine.embedder, store_cache=False)
     queries = await sample_queries(source)
     assert queries
     report = await verify_migration(source, target, demo.engine, engine, queries=queries)
@@ -276,14 +262,7 @@ async def test_verification_searches_exactly_where_an_index_can(tmp_path: Path) 
     target = _empty()
     target.entities = _MissesBest("entities", 384)
     await migrate_stack(source, target, state_path=tmp_path / "s.json")
-    engine = QueryEngine(
-        entities=target.entities,
-        relationships=target.relationships,
-        chunks=target.chunks,
-        graph=target.graph,
-        chunk_store=target.chunk_store,
-        embedder=demo.engine.embedder,
-    )
+    engine = compose_engine(target, embedder=demo.engine.embedder, store_cache=False)
     queries = await sample_queries(source)
     report = await verify_migration(source, target, demo.engine, engine, queries=queries)
     assert report["ok"], report["mismatches"]

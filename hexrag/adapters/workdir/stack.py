@@ -375,16 +375,9 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
         timings[graph_path.name] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    raw_chunks = read_json_kv(directory / TEXT_CHUNKS_FILE) or {}
-    chunk_store = MemoryChunkStore(
-        chunk_from_kv(str(cid), _record(value, directory / TEXT_CHUNKS_FILE, cid))
-        for cid, value in raw_chunks.items()
-    )
-    del raw_chunks
+    chunk_store = load_chunk_store(directory)
     timings[TEXT_CHUNKS_FILE] = time.perf_counter() - t0
-
-    raw_cache = read_json_kv(directory / LLM_CACHE_FILE) or {}
-    cache = MemoryCache("llm_response_cache", migrate_legacy_cache(raw_cache))
+    cache = load_llm_cache(directory)
 
     documents = MemoryDocumentStore()
     raw_docs = read_json_kv(directory / DOC_STATUS_FILE)
@@ -411,6 +404,22 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
         timings=timings,
         documents=documents,
     )
+
+
+def load_chunk_store(directory: Path) -> MemoryChunkStore:
+    """The text chunks of ``directory`` (``kv_store_text_chunks.json``; absent: none)."""
+    raw_chunks = read_json_kv(directory / TEXT_CHUNKS_FILE) or {}
+    return MemoryChunkStore(
+        chunk_from_kv(str(cid), _record(value, directory / TEXT_CHUNKS_FILE, cid))
+        for cid, value in raw_chunks.items()
+    )
+
+
+def load_llm_cache(directory: Path) -> MemoryCache:
+    """The LLM cache of ``directory`` (``kv_store_llm_response_cache.json``; absent: empty),
+    older LightRAG layouts migrated."""
+    raw_cache = read_json_kv(directory / LLM_CACHE_FILE) or {}
+    return MemoryCache("llm_response_cache", migrate_legacy_cache(raw_cache))
 
 
 def _fill_graph(graph: MemoryGraphStore, graph_path: Path) -> None:

@@ -36,8 +36,7 @@ from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import VectorRecord
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
-from .convert import chunk_from_kv, migrate_legacy_cache, vector_row_to_record
-from .files import read_json_kv
+from .convert import vector_row_to_record
 from .nanovdb import _HEAD, _MATRIX_KEY, normalize_rows_like_nanovectordb
 
 __all__ = ["NanoVectorStream", "open_workdir_source"]
@@ -302,7 +301,14 @@ def open_workdir_source(path: str | Path, *, embedding_model: str | None = None)
     """
     from hexrag.transfer.archive import StackStores
 
-    from .stack import VDB_FILES, _gc_paused
+    from .stack import (
+        GRAPH_FILE,
+        VDB_FILES,
+        _gc_paused,
+        load_chunk_store,
+        load_graph,
+        load_llm_cache,
+    )
 
     directory = Path(path)
     missing = [name for name in VDB_FILES.values() if not (directory / name).is_file()]
@@ -320,7 +326,9 @@ def open_workdir_source(path: str | Path, *, embedding_model: str | None = None)
                 f"the vector files of {directory} disagree on embedding_dim ({listing})"
             )
         with _gc_paused():
-            graph, chunk_store, cache = _load_rest(directory)
+            graph = load_graph(directory / GRAPH_FILE)
+            chunk_store = load_chunk_store(directory)
+            cache = load_llm_cache(directory)
     except BaseException:
         for opened in streams.values():
             opened.close()
@@ -334,25 +342,6 @@ def open_workdir_source(path: str | Path, *, embedding_model: str | None = None)
         cache=cache,
         embedding_model=embedding_model,
     )
-
-
-def _load_rest(directory: Path) -> tuple[Any, Any, Any]:
-    """The graph, chunk store and LLM cache of ``directory``, loaded as ``load_workdir``
-    loads them."""
-    from hexrag.adapters.memory import MemoryCache, MemoryChunkStore
-
-    from .stack import GRAPH_FILE, LLM_CACHE_FILE, TEXT_CHUNKS_FILE, _record, load_graph
-
-    graph = load_graph(directory / GRAPH_FILE)
-    raw_chunks = read_json_kv(directory / TEXT_CHUNKS_FILE) or {}
-    chunk_store = MemoryChunkStore(
-        chunk_from_kv(str(cid), _record(value, directory / TEXT_CHUNKS_FILE, cid))
-        for cid, value in raw_chunks.items()
-    )
-    del raw_chunks
-    raw_cache = read_json_kv(directory / LLM_CACHE_FILE) or {}
-    cache = MemoryCache("llm_response_cache", migrate_legacy_cache(raw_cache))
-    return graph, chunk_store, cache
 
 
 def close_workdir_source(stores: Any) -> None:
