@@ -5,6 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+__all__ = ["KV_NAMESPACES", "Cache"]
+
+#: LightRAG 1.5.7's document-side key-value namespaces. Each is held by a store of the
+#: :class:`Cache` shape (key -> JSON object; ``namespace`` names it): ``full_docs`` (doc id ->
+#: ``content``, ``file_path``), ``full_entities`` / ``full_relations`` (doc id -> the entity
+#: names / relation pairs it produced), ``entity_chunks`` / ``relation_chunks`` (entity name /
+#: relation key -> the chunk ids that mention it).
+KV_NAMESPACES = (
+    "full_docs",
+    "full_entities",
+    "full_relations",
+    "entity_chunks",
+    "relation_chunks",
+)
+
 
 @runtime_checkable
 class Cache(Protocol):
