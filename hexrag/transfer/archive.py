@@ -30,7 +30,7 @@ import hashlib
 import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -38,7 +38,7 @@ import numpy as np
 
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import Chunk, Entity, Relation, VectorRecord
-from hexrag.ports import BulkLoads, Cache, ChunkStore, GraphStore, VectorIndex
+from hexrag.ports import BulkLoads, Cache, ChunkStore, DocumentStore, GraphStore, VectorIndex
 from hexrag.ports.scan import (
     DEFAULT_SCAN_LIMIT,
     Page,
@@ -82,6 +82,9 @@ class StackStores:
     """The stores of one stack, as export, import, migration and checks see it.
 
     ``embedding_model`` names the model that made the stored vectors (``None``: unknown).
+    ``documents`` holds the document status rows and description fragments (``None``: the
+    stack has none); ``kv`` LightRAG's document-side key-value namespaces
+    (:data:`hexrag.ports.cache.KV_NAMESPACES`, namespace -> store; absent: not held).
     """
 
     entities: VectorIndex
@@ -91,6 +94,8 @@ class StackStores:
     chunk_store: ChunkStore
     cache: Cache | None = None
     embedding_model: str | None = None
+    documents: DocumentStore | None = None
+    kv: dict[str, Cache] = field(default_factory=dict)
 
     def vector_index(self, section: str) -> VectorIndex:
         """The vector index of ``entities``, ``relationships`` or ``chunks``."""
