@@ -44,7 +44,7 @@ from hexrag.core.run import ChunkFetcher, ChunkItem, QueryRun, RunStats, Stores
 from hexrag.core.search import SearchResult, perform_search, vector_chunks
 from hexrag.core.tokenizer import Tokenizer, default_tokenizer
 from hexrag.core.truncation import truncate
-from hexrag.core.validation import validate_query
+from hexrag.core.validation import validate_history, validate_query
 from hexrag.ports import (
     LLM,
     Cache,
@@ -192,6 +192,7 @@ class QueryEngine:
         """The full result (LightRAG ``aquery_llm``): raw data plus content or stream."""
         param = param or QueryParam()
         query = validate_query(query, param.mode)
+        validate_history(param.conversation_history)  # the LLM adapters send it as JSON
         if param.mode == "auto":
             choice = await choose_mode(query, self.llm)
             result = await self.query_result(

@@ -1,10 +1,23 @@
-"""Query text validation (LightRAG ``query_validation.py``): non-empty, and a minimum RAG weight."""
+"""Query text validation (LightRAG ``query_validation.py``): non-empty, and a minimum RAG weight.
+
+Plus :func:`validate_history`: conversation history the LLM adapters can serialise as JSON.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from hexrag.core.errors import InvalidQuery
 
-__all__ = ["MIN_RAG_QUERY_WEIGHT", "TOO_SHORT_MESSAGE", "rag_query_weight", "validate_query"]
+__all__ = [
+    "MIN_RAG_QUERY_WEIGHT",
+    "TOO_SHORT_MESSAGE",
+    "rag_query_weight",
+    "validate_history",
+    "validate_query",
+]
 
 MIN_RAG_QUERY_WEIGHT = 3
 TOO_SHORT_MESSAGE = (
@@ -53,3 +66,38 @@ def validate_query(query: str, mode: str) -> str:
         if weight < MIN_RAG_QUERY_WEIGHT:
             raise InvalidQuery(TOO_SHORT_MESSAGE)
     return normalized
+
+
+def _unserialisable(value: Any) -> str | None:
+    """Why ``value`` (walked iteratively, keys included) cannot travel as strict JSON in
+    UTF-8: a NaN or infinite float, or a string with a lone surrogate. ``None`` when it can."""
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return "a string holds a lone surrogate (not valid Unicode)"
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return "a number is NaN or infinite (not valid JSON)"
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, Sequence) and not isinstance(item, (bytes, bytearray)):
+            stack.extend(item)
+    return None
+
+
+def validate_history(history: Sequence[Mapping[str, Any]]) -> None:
+    """:class:`InvalidQuery` when a ``conversation_history`` message - its extra fields and
+    nested values included - holds something an LLM adapter cannot send as JSON (a NaN or
+    infinite number, a lone surrogate in a key or a string). Adapters forward every field of a
+    message (as LightRAG does), so such a value would otherwise fail the request as an
+    internal error when the model is called."""
+    for i, message in enumerate(history):
+        problem = _unserialisable(message)
+        if problem:
+            raise InvalidQuery(f"conversation_history message {i}: {problem}")
