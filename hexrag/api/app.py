@@ -48,6 +48,7 @@ from hexrag.api.models import (
     QueryResponse,
     ValidationErrorResponse,
 )
+from hexrag.api.strict_json import StrictJsonMiddleware
 from hexrag.api.webui import WEBUI_PATHS, add_webui_routes
 from hexrag.core.engine import QueryEngine, QueryResult
 from hexrag.core.errors import (
@@ -301,20 +302,18 @@ def create_app(
         result = check_state["result"]
         return result if result is not None else {"status": "running"}
 
-    # innermost first: the API key is checked before the body is read
-    if config.api_key:
-        whitelist = (*config.whitelist_paths, "/docs", "/openapi.json", "/static-offline-docs/*",
-                     *WEBUI_PATHS)
-        app.add_middleware(ApiKeyMiddleware, api_key=config.api_key, whitelist=whitelist)
+    # Starlette wraps each add_middleware around the ones added before: the LAST added is the
+    # OUTERMOST and runs first. Order of a request: CatchAll -> CORS -> API key -> body limit
+    # -> app, so the key is checked on the headers alone, before any body is read.
+    app.add_middleware(StrictJsonMiddleware, max_bytes=limits.max_request_body_bytes,
+                       on_reject=lambda: metrics.errors.labels("validation").inc())
     app.add_middleware(BodyLimitMiddleware, max_bytes=limits.max_request_body_bytes,
                        larger={"/documents/upload": limits.max_upload_bytes})
+    if config.api_key:
+        app.add_middleware(ApiKeyMiddleware, api_key=config.api_key,
+                           whitelist=config.open_paths(*WEBUI_PATHS))
     if config.cors_origins:
-        app.add_middleware(
-            CORSMiddleware,
-            allow_origins=list(config.cors_origins),
-            allow_methods=["GET", "POST", "OPTIONS"],
-            allow_headers=["*"],
-        )
+        app.add_middleware(CORSMiddleware, **config.cors_options())
     app.add_middleware(
         CatchAllMiddleware, on_error=lambda: metrics.errors.labels("internal").inc()
     )

@@ -13,12 +13,19 @@ query time              ``QUERY_TIMEOUT``         120 s      504
 API key                 ``LIGHTRAG_API_KEY``      (none)     403 (header ``X-API-Key``)
 unauthenticated paths   ``WHITELIST_PATHS``       ``/health``  (``/docs`` and its assets too)
 CORS origins            ``CORS_ORIGINS``          (none)     no CORS headers
+open workspaces         ``MAX_WORKSPACES``        64         least recently used one closed
 ======================  ========================  =========  ==============================
 
 ``MAX_REQUEST_BODY_BYTES=0`` (``MAX_UPLOAD_BYTES=0``) disables the body (upload) limit, like
 LightRAG. ``WHITELIST_PATHS`` and
 ``CORS_ORIGINS`` are comma-separated; a ``/*`` suffix whitelists a path and everything under
 it; ``CORS_ORIGINS=*`` allows every origin.
+
+``MAX_WORKSPACES`` bounds the workspaces a server with workspaces keeps open, the default and
+declared ones included (those are never closed). Opening one more closes the least recently
+used workspace admitted by ``workspace_pattern`` whose document pipeline is idle, once its
+requests in flight are answered; when none can be closed the request gets 503. It must leave
+room for one pattern workspace when a pattern is set.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from typing import Any
 
 from hexrag.core.errors import ConfigurationError
 
-__all__ = ["ApiLimits", "ApiSettings"]
+__all__ = ["DOCS_PATHS", "ApiLimits", "ApiSettings"]
 
 #: Hard upper bounds of the request model (the OpenAPI schema states them); the configured
 #: limits can only be lower.
@@ -38,6 +45,10 @@ HARD_MAX_QUERY_CHARS = 65536
 HARD_MAX_SCOPE_VALUES = 1000
 HARD_MAX_HISTORY = 128
 HARD_MAX_KEYWORDS = 64
+HARD_MAX_WORKSPACES = 100_000
+#: Paths always served without the key, besides ``WHITELIST_PATHS``: the API docs and their
+#: offline assets (the web UI adds its own, :data:`hexrag.api.webui.WEBUI_PATHS`).
+DOCS_PATHS = ("/docs", "/openapi.json", "/static-offline-docs/*")
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,7 @@ class ApiLimits:
     max_history_messages: int = 64
     max_keywords: int = HARD_MAX_KEYWORDS
     query_timeout: float = 120.0
+    max_workspaces: int = 64
 
     def __post_init__(self) -> None:
         checks = {
@@ -60,6 +72,7 @@ class ApiLimits:
             "MAX_SCOPE_VALUES": (self.max_scope_values, 1, HARD_MAX_SCOPE_VALUES),
             "MAX_HISTORY_MESSAGES": (self.max_history_messages, 0, HARD_MAX_HISTORY),
             "MAX_KEYWORDS": (self.max_keywords, 0, HARD_MAX_KEYWORDS),
+            "MAX_WORKSPACES": (self.max_workspaces, 1, HARD_MAX_WORKSPACES),
         }
         for name, (value, lo, hi) in checks.items():
             if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
@@ -83,6 +96,7 @@ class ApiLimits:
             ("max_history_messages", "MAX_HISTORY_MESSAGES", int),
             ("max_keywords", "MAX_KEYWORDS", int),
             ("query_timeout", "QUERY_TIMEOUT", float),
+            ("max_workspaces", "MAX_WORKSPACES", int),
         ):
             raw = env.get(name)
             if raw is None or raw.strip() == "":
@@ -122,6 +136,17 @@ class ApiSettings:
             whitelist_paths=whitelist,
             cors_origins=_csv(env.get("CORS_ORIGINS")),
         )
+
+    def open_paths(self, *more: str) -> tuple[str, ...]:
+        """Every path served without the key: ``WHITELIST_PATHS``, :data:`DOCS_PATHS` and
+        ``more`` (the web UI's pages)."""
+        return (*self.whitelist_paths, *DOCS_PATHS, *more)
+
+    def cors_options(self) -> dict[str, Any]:
+        """The keyword arguments of Starlette's ``CORSMiddleware`` for ``CORS_ORIGINS``
+        (one place for the app and the workspace router)."""
+        return {"allow_origins": list(self.cors_origins),
+                "allow_methods": ["GET", "POST", "OPTIONS"], "allow_headers": ["*"]}
 
     def with_key(self, api_key: str | None) -> ApiSettings:
         """A copy with ``api_key`` (``None`` or empty: no key)."""

@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
-__all__ = ["ApiKeyMiddleware", "BodyLimitMiddleware", "CatchAllMiddleware", "path_matches"]
+__all__ = ["ApiKeyCheck", "ApiKeyMiddleware", "BodyLimitMiddleware", "CatchAllMiddleware", "path_matches"]
 
 log = logging.getLogger("hexrag.api")
 
@@ -133,34 +133,58 @@ def path_matches(path: str, patterns: tuple[str, ...]) -> bool:
     return False
 
 
-class ApiKeyMiddleware:
-    """403 unless the ``X-API-Key`` header equals the key (constant-time comparison), except
-    on whitelisted paths and CORS preflight requests. LightRAG's messages: ``API Key
-    required`` when the header is missing, ``Invalid API Key`` when it is wrong."""
+class ApiKeyCheck:
+    """The API key check shared by :class:`ApiKeyMiddleware` and the workspace router.
 
-    def __init__(self, app: ASGIApp, *, api_key: str, whitelist: tuple[str, ...]) -> None:
-        self.app = app
+    A request is let in when its ``X-API-Key`` header equals the key (constant-time
+    comparison); :meth:`refusal` gives LightRAG's message otherwise. :meth:`is_open` tells
+    whether the request's path is served without the key (the ``whitelist``)."""
+
+    def __init__(self, api_key: str, whitelist: tuple[str, ...]) -> None:
         self.key = api_key.encode("utf-8")
         self.whitelist = whitelist
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") == "OPTIONS":
-            await self.app(scope, receive, send)
-            return
-        if path_matches(scope.get("path", ""), self.whitelist):
-            await self.app(scope, receive, send)
-            return
+    def is_open(self, scope: Scope) -> bool:
+        """Whether ``scope``'s path is whitelisted (served without the key)."""
+        return path_matches(scope.get("path", ""), self.whitelist)
+
+    def refusal(self, scope: Scope) -> str | None:
+        """``None`` when the request carries the key, else why not: ``API Key required``
+        (no header) or ``Invalid API Key`` (a wrong one)."""
         given = None
         for name, value in scope.get("headers", []):
             if name == b"x-api-key":
                 given = value
                 break
         if given is None:
-            await send_json(send, 403, {"detail": "API Key required"})
-            return
+            return "API Key required"
         if not hmac.compare_digest(given, self.key):
-            await send_json(send, 403, {"detail": "Invalid API Key"})
+            return "Invalid API Key"
+        return None
+
+
+class ApiKeyMiddleware:
+    """403 unless the ``X-API-Key`` header equals the key (:class:`ApiKeyCheck`), except on
+    whitelisted paths and CORS preflight requests. LightRAG's messages: ``API Key
+    required`` when the header is missing, ``Invalid API Key`` when it is wrong.
+
+    It answers from the headers alone, without reading the body: it must sit outside
+    :class:`BodyLimitMiddleware`, so that a stranger's request is refused at once, even
+    when its body is large or never comes (the server then discards the body unread)."""
+
+    def __init__(self, app: ASGIApp, *, api_key: str, whitelist: tuple[str, ...]) -> None:
+        self.app = app
+        self.check = ApiKeyCheck(api_key, whitelist)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") == "OPTIONS":
+            await self.app(scope, receive, send)
             return
+        if not self.check.is_open(scope):
+            refusal = self.check.refusal(scope)
+            if refusal is not None:
+                await send_json(send, 403, {"detail": refusal})
+                return
         await self.app(scope, receive, send)
 
 
