@@ -10,6 +10,8 @@ scope values per field  ``MAX_SCOPE_VALUES``      256        422
 history turns           ``MAX_HISTORY_MESSAGES``  64         422 (``conversation_history``)
 keywords per list       ``MAX_KEYWORDS``          64         422 (``hl_``/``ll_keywords``)
 query time              ``QUERY_TIMEOUT``         120 s      504
+store call time         ``STORE_TIMEOUT``         10 s       504 naming the store
+health probe time       ``PROBE_TIMEOUT``         2 s        503 naming the store
 API key                 ``LIGHTRAG_API_KEY``      (none)     403 (header ``X-API-Key``)
 unauthenticated paths   ``WHITELIST_PATHS``       ``/health``  (``/docs`` and its assets too)
 CORS origins            ``CORS_ORIGINS``          (none)     no CORS headers
@@ -63,6 +65,10 @@ class ApiLimits:
     max_keywords: int = HARD_MAX_KEYWORDS
     query_timeout: float = 120.0
     max_workspaces: int = 64
+    #: Seconds one store call may take (at most ``query_timeout``: the smaller one holds).
+    store_timeout: float = 10.0
+    #: Seconds ``/health`` waits for its probes.
+    probe_timeout: float = 2.0
 
     def __post_init__(self) -> None:
         checks = {
@@ -77,11 +83,13 @@ class ApiLimits:
         for name, (value, lo, hi) in checks.items():
             if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
                 raise ConfigurationError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
-        t = self.query_timeout
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 86400:
-            raise ConfigurationError(
-                f"QUERY_TIMEOUT must be a number of seconds in (0, 86400], got {t!r}"
-            )
+        for name, t in (("QUERY_TIMEOUT", self.query_timeout),
+                        ("STORE_TIMEOUT", self.store_timeout),
+                        ("PROBE_TIMEOUT", self.probe_timeout)):
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 86400:
+                raise ConfigurationError(
+                    f"{name} must be a number of seconds in (0, 86400], got {t!r}"
+                )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ApiLimits:
@@ -97,6 +105,8 @@ class ApiLimits:
             ("max_keywords", "MAX_KEYWORDS", int),
             ("query_timeout", "QUERY_TIMEOUT", float),
             ("max_workspaces", "MAX_WORKSPACES", int),
+            ("store_timeout", "STORE_TIMEOUT", float),
+            ("probe_timeout", "PROBE_TIMEOUT", float),
         ):
             raw = env.get(name)
             if raw is None or raw.strip() == "":
