@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from hexrag.core.documents import DocRecord, Fragment
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 
 @runtime_checkable
@@ -67,4 +68,13 @@ class DocumentStore(Protocol):
 
     async def count_fragments(self) -> int:
         """Number of stored fragments."""
+        ...
+
+    async def scan_fragments(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Fragment]:
+        """A page of stored fragments (migration, export, digests): the fragments of at most
+        ``limit`` chunks (a chunk's fragments are never split across pages), otherwise as
+        the scan contract of :mod:`hexrag.ports.scan` says (opaque cursor, ``None`` when
+        done, every fragment exactly once without concurrent writes, one round trip)."""
         ...

@@ -117,3 +117,36 @@ class DocumentStoreContract(ContractGuard):
         await document_store.delete_fragments_of_chunks(["c2", "c3"])
         assert await document_store.count_fragments() == 0
         assert await document_store.fragments_about(["Alice", "Bob", _ODD, "Carol"]) == []
+
+    async def test_scan_fragments_lists_every_fragment_once(
+        self, document_store: DocumentStore
+    ) -> None:
+        """Following ``scan_fragments`` from ``None`` to ``None`` yields every stored fragment
+        exactly once, whatever the page size; a chunk's fragments stay on one page; a page
+        holds the fragments of at most ``limit`` chunks; a bad limit is refused."""
+        from hexrag.core.errors import InvalidQuery
+        from hexrag.ports.scan import scan_all
+
+        empty = await document_store.scan_fragments(None, limit=10)
+        assert empty.items == [] and empty.cursor is None
+        frags = _corpus() + [_frag("entity", f"E{i}", "", f"k{i:02d}", 3, i) for i in range(12)]
+        await document_store.add_fragments(frags)
+        for limit in (1, 2, 5, 1000):
+            got: list[Fragment] = []
+            async for page in scan_all(document_store.scan_fragments, limit=limit):
+                chunks = [f.chunk_id for f in page.items]
+                assert len(set(chunks)) <= limit
+                got += page.items
+            assert sorted(got, key=_key) == sorted(frags, key=_key), limit
+            for chunk in {f.chunk_id for f in frags}:  # never split across pages
+                firsts = [i for i, f in enumerate(got) if f.chunk_id == chunk]
+                assert firsts == list(range(firsts[0], firsts[0] + len(firsts)))
+        await document_store.delete_fragments_of_chunks(["c1"])
+        rest: list[Fragment] = []
+        async for page in scan_all(document_store.scan_fragments, limit=3):
+            rest += page.items
+        assert sorted(rest, key=_key) == sorted(
+            [f for f in frags if f.chunk_id != "c1"], key=_key)
+        for bad in (0, -1, 10**9):
+            with pytest.raises(InvalidQuery):
+                await document_store.scan_fragments(None, limit=bad)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hexrag.core.documents import DocRecord, Fragment
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 __all__ = ["MemoryDocumentStore"]
 
@@ -111,6 +113,19 @@ class MemoryDocumentStore:
     async def count_fragments(self) -> int:
         """Number of stored fragments."""
         return sum(len(v) for v in self._by_chunk.values())
+
+    async def scan_fragments(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Fragment]:
+        """A page of fragments: those of at most ``limit`` chunks, chunks in id order
+        (``cursor``: the last chunk id of the previous page)."""
+        check_scan_limit(limit)
+        chunks = sorted(c for c, frags in self._by_chunk.items() if frags)
+        start = 0 if cursor is None else bisect_right(chunks, cursor)
+        page = chunks[start : start + limit]
+        items = [self._by_chunk[c][p] for c in page for p in sorted(self._by_chunk[c])]
+        more = start + limit < len(chunks)
+        return Page(items, page[-1] if more and page else None)
 
     # -- persistence helpers (the working-directory stack saves these as JSON files)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.adapters.postgres._rows import rows_document
 from hexrag.core.documents import DocRecord, Fragment
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:
     import asyncpg
@@ -176,6 +177,26 @@ class PgDocumentStore(PgAdapter):
         """Number of stored fragments."""
         return int(await self._fetchval(f"counting {self._frags}",
                                         f"SELECT count(*) FROM {self._frags}"))
+
+    async def scan_fragments(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Fragment]:
+        """A page of fragments: those of at most ``limit`` chunks after ``cursor`` (the last
+        chunk id of the previous page), in chunk id order. One statement."""
+        check_scan_limit(limit)
+        rows = await self._fetch(
+            f"scanning the fragments of {self._frags}",
+            f"""WITH page AS (
+                    SELECT DISTINCT chunk_id FROM {self._frags}
+                    WHERE $1::text IS NULL OR chunk_id > $1::text
+                    ORDER BY chunk_id LIMIT $2)
+                SELECT {_FRAGMENT_COLUMNS} FROM {self._frags}
+                WHERE chunk_id IN (SELECT chunk_id FROM page) ORDER BY chunk_id, pos""",
+            cursor, limit,
+        )
+        items = [_fragment(r) for r in rows]
+        chunks = len({f.chunk_id for f in items})
+        return Page(items, items[-1].chunk_id if chunks >= limit else None)
 
     async def clear(self) -> None:
         """Remove every row and fragment (the sequence keeps counting)."""

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters.redis._base import RedisNamespace, translate_errors, validate_name
+from hexrag.adapters.redis._scan import scan_page
 from hexrag.core.documents import DocRecord, Fragment
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -162,6 +164,15 @@ class RedisDocumentStore(RedisNamespace):
                     if v is not None:
                         total += len(json.loads(v))
         return total
+
+    async def scan_fragments(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Fragment]:
+        """A page of fragments: the lists of at most ``limit`` chunks (one ``SCAN`` of the
+        fragment keys, one ``MGET``; see :mod:`hexrag.adapters.redis._scan`)."""
+        found, nxt = await scan_page(self._frags, cursor, limit, "scan_fragments")
+        items = [Fragment.from_json(f) for _chunk, v in found for f in json.loads(v)]
+        return Page(items, nxt)
 
     async def clear(self) -> None:
         """Remove every row, fragment, name set and the sequence of this workspace."""
