@@ -1,0 +1,200 @@
+"""Strict JSON request bodies: a pure ASGI middleware in front of every JSON route.
+
+Python's ``json`` (and so FastAPI) accepts ``NaN``, ``Infinity`` and ``-Infinity``, turns
+``1e999`` into ``inf``, decodes ``"\\ud800"`` into a lone surrogate and converts integers of
+any length (slowly; past 4300 digits it raises). Fields a request model does not know are
+dropped unchecked, and free-form fields (``conversation_history`` extras) keep such values
+until an LLM adapter fails to serialise them. :class:`StrictJsonMiddleware` parses each JSON
+body once more, strictly, before the app sees it, and refuses anywhere in it - known or
+unknown fields, nested or not, keys included:
+
+* ``NaN``, ``Infinity``, ``-Infinity`` and numbers that overflow to infinity (``1e999``);
+* number literals longer than :data:`MAX_NUMBER_CHARS` characters;
+* strings (or keys) with a lone surrogate, or with a NUL character (every text field of the
+  API already refuses NUL; now unknown fields do too).
+
+A refusal is the app's own validation failure: 422 ``{"detail": [{"loc", "msg", "type"}]}``,
+and on ``/query/data`` LightRAG's failure body with 400. The message names the place
+(``body -> conversation_history -> 0 -> x``) and never echoes the offending value. Anything
+else is left to the app, unchanged: a body that is not JSON at all keeps FastAPI's 400, and
+unknown fields that pass are still ignored by the request models, as LightRAG's are. Bodies
+that are not JSON by their ``Content-Type`` (``multipart/form-data`` uploads) are not read.
+
+The middleware sits inside the API-key and body-limit checks, so the body it reads is already
+bounded by ``MAX_REQUEST_BODY_BYTES``; a JSON body longer than ``max_bytes`` (possible only on
+a path with a larger limit, which takes multipart) is handed on unparsed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Collection
+from typing import Any
+
+from hexrag.api.middleware import (
+    ASGIApp,
+    ClientGone,
+    Receive,
+    Scope,
+    Send,
+    read_body,
+    replaying,
+    send_json,
+)
+
+__all__ = ["MAX_NUMBER_CHARS", "StrictJsonMiddleware", "json_body_problem"]
+
+#: Longest number literal accepted (digits, sign, point and exponent together).
+MAX_NUMBER_CHARS = 300
+#: Longest excerpt of one key shown in the location of a refusal.
+_KEY_CHARS = 60
+#: Most location parts shown (a deeper location ends with "...").
+_LOC_PARTS = 12
+#: LightRAG answers validation failures on these routes with 400 and its failure body.
+LIGHTRAG_FAILURE_PATHS = ("/query/data",)
+
+
+class _Bad:
+    """A value the strict parse refused (kept in place so the walk can name its location)."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
+def _constant(name: str) -> _Bad:
+    return _Bad(f"{name} is not valid JSON")
+
+
+def _float(text: str) -> float | _Bad:
+    if len(text) > MAX_NUMBER_CHARS:
+        return _Bad(f"number longer than {MAX_NUMBER_CHARS} characters")
+    value = float(text)
+    if not math.isfinite(value):
+        return _Bad("number out of range (overflows to infinity)")
+    return value
+
+
+def _int(text: str) -> int | _Bad:
+    if len(text) > MAX_NUMBER_CHARS:
+        return _Bad(f"number longer than {MAX_NUMBER_CHARS} characters")
+    return int(text)
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "contains a NUL character"
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return "contains a lone surrogate (not valid Unicode)"
+    return None
+
+
+def _where(path: tuple[str | int, ...]) -> list[str | int]:
+    shown: list[str | int] = [p if isinstance(p, int) else p[:_KEY_CHARS] for p in path]
+    if len(shown) > _LOC_PARTS:
+        shown = [*shown[:_LOC_PARTS], "..."]
+    return ["body", *shown]
+
+
+def _walk(root: Any) -> tuple[list[str | int], str] | None:
+    """The first refused value of a parsed body: ``(location, message)``; iterative, keys
+    checked before their values (so every key in a reported location is clean text)."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), root)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, _Bad):
+            return _where(path), value.why
+        if isinstance(value, str):
+            problem = _text_problem(value)
+            if problem:
+                return _where(path), f"string {problem}"
+        elif isinstance(value, dict):
+            for key in value:
+                problem = _text_problem(key)
+                if problem:
+                    return _where(path), f"a key {problem}"
+            stack.extend(((*path, k), v) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
+def json_body_problem(body: bytes) -> tuple[list[str | int], str] | None:
+    """Why ``body`` is refused as strict JSON: ``(location, message)``, or ``None`` when it
+    passes - and also when it is not JSON at all (the app's parser reports that)."""
+    try:
+        parsed = json.loads(body, parse_constant=_constant, parse_float=_float, parse_int=_int)
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError: the app's 400
+        return None
+    return _walk(parsed)
+
+
+def _is_json(scope: Scope) -> bool:
+    """FastAPI's rule: a body is parsed as JSON when it has no content type, or an
+    ``application/json`` or ``application/*+json`` one."""
+    for name, value in scope.get("headers", []):
+        if name == b"content-type":
+            media = value.split(b";", 1)[0].strip().lower()
+            return media == b"application/json" or (
+                media.startswith(b"application/") and media.endswith(b"+json")
+            )
+    return True
+
+
+class StrictJsonMiddleware:
+    """Refuse non-strict JSON bodies (see the module docstring) before the app parses them.
+
+    ``failure_paths``: routes answering with LightRAG's failure body and 400 instead of 422.
+    ``max_bytes``: longer bodies are passed on unparsed (``<= 0``: parse every length).
+    ``on_reject`` is called once per refusal (e.g. to count it)."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        failure_paths: Collection[str] = LIGHTRAG_FAILURE_PATHS,
+        max_bytes: int = 0,
+        on_reject: Callable[[], None] | None = None,
+    ) -> None:
+        self.app = app
+        self.failure_paths = frozenset(failure_paths)
+        self.max_bytes = max_bytes
+        self.on_reject = on_reject
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS") or (
+            not _is_json(scope)
+        ):
+            await self.app(scope, receive, send)
+            return
+        try:
+            body = await read_body(receive, 0) or b""  # no limit here: never None
+        except ClientGone:
+            return
+        if body and (self.max_bytes <= 0 or len(body) <= self.max_bytes):
+            found = json_body_problem(body)
+            if found is not None:
+                if self.on_reject is not None:
+                    self.on_reject()
+                await self._refuse(send, scope.get("path", ""), *found)
+                return
+        await self.app(scope, replaying(body, receive), send)
+
+    async def _refuse(self, send: Send, path: str, loc: list[str | int], message: str) -> None:
+        if path in self.failure_paths:
+            where = " -> ".join(str(x) for x in loc)
+            await send_json(send, 400, {
+                "status": "failure",
+                "message": f"Validation error: {where}: {message}",
+                "data": {},
+                "metadata": {},
+            })
+            return
+        await send_json(
+            send, 422, {"detail": [{"loc": loc, "msg": message, "type": "json_invalid"}]}
+        )
