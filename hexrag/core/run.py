@@ -84,6 +84,31 @@ class ChunkItem:
     reference_id: str = ""
 
 
+#: Most characters of one scope value echoed in ``processing_info.scope.filter``.
+ECHO_VALUE_CHARS = 200
+#: Most values of one scope field echoed there (the rest are counted in ``filter_omitted``).
+ECHO_VALUES = 20
+
+
+def echo_scope(scope: QueryScope | None) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
+    """The scope as echoed in ``processing_info``: ``(filter, omitted)``.
+
+    The request is bounded only by its body size, so the echo is bounded here: each value cut
+    to :data:`ECHO_VALUE_CHARS` characters (marked ``…(+N chars)``), each field to its first
+    :data:`ECHO_VALUES` values; ``omitted`` counts, per field, the values left out."""
+    shown: dict[str, tuple[str, ...]] = {}
+    omitted: dict[str, int] = {}
+    for name, values in (scope.fields() if scope is not None else {}).items():
+        shown[name] = tuple(
+            v if len(v) <= ECHO_VALUE_CHARS
+            else f"{v[:ECHO_VALUE_CHARS]}…(+{len(v) - ECHO_VALUE_CHARS} chars)"
+            for v in values[:ECHO_VALUES]
+        )
+        if len(values) > ECHO_VALUES:
+            omitted[name] = len(values) - ECHO_VALUES
+    return shown, omitted
+
+
 @dataclass
 class RunStats:
     """hexrag's additions to ``processing_info``: what each query really did."""
@@ -118,15 +143,18 @@ class RunStats:
         }
         if self.llm_error:
             info["keyword_llm_error"] = self.llm_error
+        shown, omitted = echo_scope(scope)
         info["scope"] = {
             "applied": scope is not None and not scope.is_empty,
-            "filter": scope.model_dump(exclude_none=True) if scope is not None else {},
+            "filter": shown,
             "vector_prefilter": scope is not None and not scope.is_empty,
             "graph_removed_entities": self.scope_graph_removed_entities,
             "graph_removed_relations": self.scope_graph_removed_relations,
             "chunk_guard_removed": self.scope_chunk_guard_removed,
             "narrowed_descriptions": self.scope_narrowed_descriptions,
         }
+        if omitted:
+            info["scope"]["filter_omitted"] = omitted
         return info
 
 
