@@ -37,6 +37,7 @@ from prometheus_client import (
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 
+from hexrag.api.deadlines import HealthProbes, engine_with_deadlines, within
 from hexrag.api.documents import DocumentQueue, add_document_routes
 from hexrag.api.limits import ApiSettings
 from hexrag.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware, CatchAllMiddleware
@@ -72,7 +73,7 @@ T = TypeVar("T")
 
 #: Stores that must answer *and* hold records for ``/health`` to be green.
 DEFAULT_REQUIRED_STORES = ("entities", "relationships", "chunks", "graph", "chunk_store")
-#: Seconds each ``/health`` probe may take.
+#: Seconds each ``/health`` probe may take (default of ``PROBE_TIMEOUT``).
 PROBE_TIMEOUT = 2.0
 #: Longest excerpt of a message (and of each location part) in an error body.
 MAX_MESSAGE_CHARS = 300
@@ -220,7 +221,7 @@ def create_app(
     title: str = "hexrag",
     settings: ApiSettings | None = None,
     required_stores: Collection[str] = DEFAULT_REQUIRED_STORES,
-    probe_timeout: float = PROBE_TIMEOUT,
+    probe_timeout: float | None = None,
     consistency: Callable[[], Awaitable[Mapping[str, Any]]] | None = None,
     consistency_interval: float = 3600.0,
     ingestor: Ingestor | None = None,
@@ -234,9 +235,15 @@ def create_app(
     ``probes`` maps a store name to an async callable that raises when the store is unhealthy
     (its result, when an ``int``, is the store's record count); by default every store of the
     engine is probed with its cheapest count. ``/health`` is red (503) when a probe fails or
-    times out (``probe_timeout``), or when a store of ``required_stores`` counts 0 records,
-    and names the store. ``settings`` holds the limits, the API key, the whitelisted paths
-    and the CORS origins (default: :meth:`ApiSettings.from_env`).
+    times out (``probe_timeout``, default ``PROBE_TIMEOUT`` of the limits), or when a store of
+    ``required_stores`` counts 0 records, and names the store; it answers by that deadline
+    even when a store is frozen (:class:`~hexrag.api.deadlines.HealthProbes`). ``settings``
+    holds the limits, the API key, the whitelisted paths and the CORS origins (default:
+    :meth:`ApiSettings.from_env`).
+
+    Every store call of the engine gets its own deadline (``STORE_TIMEOUT``, at most
+    ``QUERY_TIMEOUT``): the app serves a copy of ``engine`` whose stores are wrapped by
+    :func:`~hexrag.api.deadlines.engine_with_deadlines`, so a frozen store is a 504 naming it.
 
     ``consistency`` (e.g. :func:`hexrag.transfer.check_stack` as JSON) is run in the
     background on the first ``/health`` and again when its result is older than
@@ -247,11 +254,28 @@ def create_app(
     limits = config.limits
     from hexrag import __version__
 
+    if probes is None:
+        s = engine.stores
+        probes = {
+            "entities": s.entities.count,
+            "relationships": s.relationships.count,
+            "chunks": s.chunks.count,
+            "graph": s.graph.count_nodes,
+            "chunk_store": s.chunk_store.count,
+        }
+    required = frozenset(required_stores)
+    health_probes = HealthProbes(
+        probes, limits.probe_timeout if probe_timeout is None else probe_timeout,
+        required=required,
+    )
+    engine = engine_with_deadlines(engine, min(limits.store_timeout, limits.query_timeout))
+
     @contextlib.asynccontextmanager
     async def lifespan(app_: FastAPI) -> AsyncIterator[None]:
         for hook in list(app_.state.startup_hooks):
             await hook()
         yield
+        health_probes.cancel()
 
     app = FastAPIOffline(
         title=title,
@@ -265,16 +289,6 @@ def create_app(
     app.state.metrics = metrics
     app.state.engine = engine
     app.state.settings = config
-    if probes is None:
-        s = engine.stores
-        probes = {
-            "entities": s.entities.count,
-            "relationships": s.relationships.count,
-            "chunks": s.chunks.count,
-            "graph": s.graph.count_nodes,
-            "chunk_store": s.chunk_store.count,
-        }
-    required = frozenset(required_stores)
     check_state: dict[str, Any] = {"task": None, "result": None, "at": 0.0}
 
     def consistency_summary() -> dict[str, Any] | None:
@@ -304,7 +318,7 @@ def create_app(
 
     # Starlette wraps each add_middleware around the ones added before: the LAST added is the
     # OUTERMOST and runs first. Order of a request: CatchAll -> CORS -> API key -> body limit
-    # -> app, so the key is checked on the headers alone, before any body is read.
+    # -> strict JSON -> app, so the key is checked on the headers alone, before any body is read.
     app.add_middleware(StrictJsonMiddleware, max_bytes=limits.max_request_body_bytes,
                        on_reject=lambda: metrics.errors.labels("validation").inc())
     app.add_middleware(BodyLimitMiddleware, max_bytes=limits.max_request_body_bytes,
@@ -343,12 +357,13 @@ def create_app(
                     )
 
     async def bounded(awaitable: Awaitable[T]) -> T:
-        try:
-            return await asyncio.wait_for(awaitable, limits.query_timeout)
-        except TimeoutError:
-            raise BackendTimeout(
+        """``awaitable`` within ``QUERY_TIMEOUT``, never waiting for it once abandoned."""
+        return await within(
+            awaitable, limits.query_timeout,
+            lambda: BackendTimeout(
                 f"the query did not finish within QUERY_TIMEOUT={limits.query_timeout:g}s"
-            ) from None
+            ),
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -512,35 +527,20 @@ def create_app(
             metadata=raw.get("metadata", {}),
         )
 
-    async def probe(name: str, check: Probe) -> dict[str, Any]:
-        t0 = time.perf_counter()
-        try:
-            value = await asyncio.wait_for(check(), probe_timeout)
-        except TimeoutError:
-            return {"status": "error", "error": f"no answer within {probe_timeout:g}s"}
-        except Exception as exc:
-            return {"status": "error", "error": safe_text(f"{type(exc).__name__}: {exc}")}
-        count = value if isinstance(value, int) and not isinstance(value, bool) else None
-        status = "empty" if count == 0 and name in required else "ok"
-        return {
-            "status": status,
-            "latency_ms": round(1000 * (time.perf_counter() - t0), 2),
-            "count": count,
-        }
-
     @app.get(
         "/health",
         tags=["ops"],
         responses={503: {"description": "A store failed, timed out, or is empty"}},
     )
     async def health() -> JSONResponse:
-        """Probe every store (concurrently, each within a timeout).
+        """Probe every store (concurrently; the answer comes by ``PROBE_TIMEOUT``).
 
         200 ``ok`` when every store answers and every required store holds records; 503
         ``degraded`` otherwise, with ``problems`` naming each store and why."""
-        names = list(probes)
-        results = await asyncio.gather(*(probe(n, probes[n]) for n in names))
-        stores = dict(zip(names, results, strict=True))
+        stores = await health_probes.run()
+        for r in stores.values():
+            if "error" in r:
+                r["error"] = safe_text(r["error"])
         problems = [
             f"{n}: {r['error']}" if r["status"] == "error" else f"{n}: holds no records"
             for n, r in stores.items()
