@@ -21,6 +21,7 @@ import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, File, Form, UploadFile
@@ -37,6 +38,8 @@ __all__ = ["DocumentQueue", "add_document_routes"]
 
 MAX_TEXTS = 1000
 MAX_LABEL = 512
+#: File parts accepted by one ``POST /documents/upload``.
+MAX_UPLOAD_FILES = 100
 Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL)]
 
 
@@ -348,6 +351,20 @@ class DocumentQueue:
         }
 
 
+def _upload_name(part: UploadFile) -> str:
+    """The checked base name of an uploaded file part (422 when missing or unsafe)."""
+    name = (part.filename or "").replace("\\", "/").rsplit("/", 1)[-1].strip()
+    if not name:
+        raise InvalidQuery("the uploaded file has no name")
+    try:
+        _check_text(name)
+    except ValueError as exc:
+        raise InvalidQuery(f"file name: {exc}") from None
+    if len(name) > MAX_LABEL:
+        raise InvalidQuery(f"the file name is longer than {MAX_LABEL} characters")
+    return name
+
+
 def add_document_routes(
     app: FastAPI, queue: DocumentQueue, *, responses: dict[int | str, dict[str, Any]] | None = None
 ) -> None:
@@ -386,34 +403,51 @@ def add_document_routes(
     @app.post("/documents/upload", response_model=InsertResponse, tags=["documents"],
               responses=errors)
     async def upload(
-        file: Annotated[UploadFile, File(description="A .txt, .md, .pdf or .docx document.")],
+        file: Annotated[list[UploadFile], File(description=(
+            "A .txt, .md, .pdf or .docx document; several `file` parts queue one document "
+            f"each (at most {MAX_UPLOAD_FILES})."))],
         product_id: Annotated[str | None, Form(max_length=MAX_LABEL)] = None,
         category: Annotated[str | None, Form(max_length=MAX_LABEL)] = None,
         source: Annotated[str | None, Form(max_length=MAX_LABEL)] = None,
     ) -> InsertResponse:
-        """Queue an uploaded file for ingestion (LightRAG's endpoint; PDF and DOCX need the
-        ``docs`` extra). The body is bounded by ``MAX_UPLOAD_BYTES``; the text is extracted
-        off the event loop."""
-        from hexrag.parsers import document_text
+        """Queue uploaded files for ingestion (LightRAG's endpoint, which takes one `file`
+        part; here each `file` part is one document, all parsed before any is queued, so a
+        bad one refuses the whole upload with 422). PDF and DOCX need the ``docs`` extra.
+        The body is bounded by ``MAX_UPLOAD_BYTES``; the text is extracted in a separate
+        process under the parser limits (``MAX_DECOMPRESSED_BYTES``, ``MAX_DOCUMENT_ELEMENTS``,
+        ``MAX_DOCUMENT_CHARS``, ``MAX_PDF_PAGES``, ``PARSE_TIMEOUT``, ``PARSE_MEMORY_BYTES``:
+        :mod:`hexrag.parsers`); a file over one is refused with 422 naming it."""
+        from hexrag.api.parse_pool import shared_pool
+        from hexrag.parsers import TEXT_SUFFIXES, document_text
 
-        name = (file.filename or "").replace("\\", "/").rsplit("/", 1)[-1].strip()
-        if not name:
-            raise InvalidQuery("the uploaded file has no name")
-        for label, value in (("file name", name), ("product_id", product_id),
-                             ("category", category), ("source", source)):
+        if len(file) > MAX_UPLOAD_FILES:
+            raise InvalidQuery(f"{len(file)} file parts: at most {MAX_UPLOAD_FILES} "
+                               "per upload")
+        names = [_upload_name(part) for part in file]
+        for label, value in (("product_id", product_id), ("category", category),
+                             ("source", source)):
             try:
                 _check_text(value)
             except ValueError as exc:
                 raise InvalidQuery(f"{label}: {exc}") from None
-        if len(name) > MAX_LABEL:
-            raise InvalidQuery(f"the file name is longer than {MAX_LABEL} characters")
         if queue.ingestor is None:
             raise ConfigurationError(queue.why_not)
-        data = await file.read()
-        text = await asyncio.to_thread(document_text, data, name)
-        return await queue.submit([text], [name], {"product_id": product_id or None,
-                                             "category": category or None,
-                                             "source": source or None})
+        pool = shared_pool()
+        texts = []
+        for part, name in zip(file, names, strict=True):
+            data = await part.read()
+            if PurePath(name).suffix.lower() in TEXT_SUFFIXES:  # a decode: no worker needed
+                texts.append(await asyncio.to_thread(document_text, data, name, pool.limits))
+            else:
+                texts.append(await pool.parse(data, name))
+        reply = await queue.submit(texts, list(names), {"product_id": product_id or None,
+                                                        "category": category or None,
+                                                        "source": source or None})
+        if len(names) > 1:
+            listed = ", ".join(names)
+            listed = listed if len(listed) <= 300 else listed[:297] + "..."
+            reply.message = f"{reply.message} from {len(names)} files: {listed}"
+        return reply
 
     @app.get("/documents", tags=["documents"], responses={
         k: v for k, v in errors.items() if k in (403, 500)})
