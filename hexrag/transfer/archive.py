@@ -1,6 +1,7 @@
 """The hexrag archive: a backend-neutral copy of a whole stack, written and read in pages.
 
-Layout of an archive directory (format ``hexrag-archive``, version 1)::
+Layout of an archive directory (format ``hexrag-archive``, version 2; version 1 archives,
+without the document sections, are read too)::
 
     manifest.json          written last: its presence means the archive is complete
     entities.jsonl         one VectorRecord per line (codec.encode, no vector) ...
@@ -11,6 +12,14 @@ Layout of an archive directory (format ``hexrag-archive``, version 1)::
     edges.jsonl            graph edges (Relation, with their ids)
     text_chunks.jsonl      the chunk store (Chunk)
     llm_cache.jsonl        {"key": ..., "value": {...}} per cache entry (when a cache is given)
+    doc_status.jsonl       {"id": ..., "record": {...}} per document status row
+    fragments.jsonl        one description fragment per line (Fragment.to_json)
+    full_docs.jsonl ...    {"key": ..., "value": {...}}: LightRAG's key-value namespaces
+                           full_docs, full_entities, full_relations, entity_chunks,
+                           relation_chunks
+
+Every section the stack holds is written (:mod:`hexrag.transfer.sections` declares them);
+an import refuses an archive holding records of a section the target has no store for.
 
 ``manifest.json`` holds ``format``, ``format_version``, ``hexrag_version``, ``created_at``,
 ``embedding`` (``model``, ``dim``) and per section its files, ``count`` and the SHA-256 of
@@ -37,18 +46,19 @@ from typing import IO, Any
 import numpy as np
 
 from hexrag.core.errors import ConfigurationError
-from hexrag.core.model import Chunk, Entity, Relation, VectorRecord
+from hexrag.core.model import VectorRecord
 from hexrag.ports import BulkLoads, Cache, ChunkStore, DocumentStore, GraphStore, VectorIndex
-from hexrag.ports.scan import (
-    DEFAULT_SCAN_LIMIT,
-    Page,
-    ScansCache,
-    ScansChunks,
-    ScansGraph,
-    ScansVectorIndex,
-    scan_all,
-)
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, scan_all
 from hexrag.transfer.codec import decode, dumps, encode
+from hexrag.transfer.sections import (
+    SECTIONS,
+    VECTOR_SECTIONS,
+    decode_line,
+    encode_line,
+    held_sections,
+    scanner,
+    writer,
+)
 
 __all__ = [
     "ARCHIVE_FORMAT",
@@ -64,10 +74,10 @@ __all__ = [
 ]
 
 ARCHIVE_FORMAT = "hexrag-archive"
-ARCHIVE_VERSION = 1
+ARCHIVE_VERSION = 2
+#: Archive versions this hexrag reads (1: no document sections).
+READS_VERSIONS = (1, 2)
 MANIFEST = "manifest.json"
-VECTOR_SECTIONS = ("entities", "relationships", "chunks")
-SECTIONS = (*VECTOR_SECTIONS, "nodes", "edges", "text_chunks", "llm_cache")
 
 Progress = Callable[[str, int, int | None], None]
 """``progress(section, done, total)``: called after every page (``total`` may be ``None``)."""
@@ -103,16 +113,24 @@ class StackStores:
         return index
 
     async def counts(self) -> dict[str, int | None]:
-        """Records per section (``llm_cache``: ``None``, caches cannot count)."""
-        return {
+        """Records per section the stack holds (:mod:`hexrag.transfer.sections`; key-value
+        sections: ``None``, caches cannot count in one call)."""
+        out: dict[str, int | None] = {
             "entities": await self.entities.count(),
             "relationships": await self.relationships.count(),
             "chunks": await self.chunks.count(),
             "nodes": await self.graph.count_nodes(),
             "edges": await self.graph.count_edges(),
             "text_chunks": await self.chunk_store.count(),
-            "llm_cache": None,
         }
+        if self.cache is not None:
+            out["llm_cache"] = None
+        if self.documents is not None:
+            out["doc_status"] = len(await self.documents.list_docs())
+            out["fragments"] = await self.documents.count_fragments()
+        for ns in self.kv:
+            out[ns] = None
+        return out
 
 
 def require_scan(store: Any, capability: type, what: str) -> None:
@@ -178,12 +196,8 @@ async def export_stack(
         raise ArchiveError(f"{target} exists and is not a directory")
     if target.exists() and any(target.iterdir()) and not overwrite:
         raise ArchiveError(f"{target} is not empty (use overwrite to replace its archive)")
-    for name in VECTOR_SECTIONS:
-        require_scan(stores.vector_index(name), ScansVectorIndex, f"the {name} index")
-    require_scan(stores.graph, ScansGraph, "the graph store")
-    require_scan(stores.chunk_store, ScansChunks, "the chunk store")
-    if stores.cache is not None:
-        require_scan(stores.cache, ScansCache, "the cache")
+    for name in held_sections(stores):
+        scanner(stores, name, side="the exported")  # every section can be listed
     target.mkdir(parents=True, exist_ok=True)
     (target / MANIFEST).unlink(missing_ok=True)  # an old manifest would claim completeness
     totals = await stores.counts()
@@ -202,35 +216,19 @@ async def export_stack(
 
         sections[name] = await _export_vectors(index, target, name, dim, page_size, report)
         sections[name]["cosine_threshold"] = index.cosine_threshold
-    graph = stores.graph
-    sections["nodes"] = await _export_lines(
-        graph.scan_nodes,  # type: ignore[attr-defined]
-        target / "nodes.jsonl",
-        encode,
-        page_size,
-        lambda d: say("nodes", d, totals["nodes"]),
-    )
-    sections["edges"] = await _export_lines(
-        graph.scan_edges,  # type: ignore[attr-defined]
-        target / "edges.jsonl",
-        encode,
-        page_size,
-        lambda d: say("edges", d, totals["edges"]),
-    )
-    sections["text_chunks"] = await _export_lines(
-        stores.chunk_store.scan_chunks,  # type: ignore[attr-defined]
-        target / "text_chunks.jsonl",
-        encode,
-        page_size,
-        lambda d: say("text_chunks", d, totals["text_chunks"]),
-    )
-    if stores.cache is not None:
-        sections["llm_cache"] = await _export_lines(
-            stores.cache.scan_entries,  # type: ignore[attr-defined]
-            target / "llm_cache.jsonl",
-            lambda kv: {"key": kv[0], "value": kv[1]},
+    for name in held_sections(stores):
+        if name in VECTOR_SECTIONS:
+            continue
+
+        def report_lines(done: int, section: str = name) -> None:
+            say(section, done, totals.get(section))
+
+        sections[name] = await _export_lines(
+            scanner(stores, name),
+            target / f"{name}.jsonl",
+            lambda item, section=name: encode_line(section, item),
             page_size,
-            lambda d: say("llm_cache", d, None),
+            report_lines,
         )
     manifest = {
         "format": ARCHIVE_FORMAT,
@@ -342,9 +340,10 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
     if not isinstance(manifest, dict) or manifest.get("format") != ARCHIVE_FORMAT:
         raise ArchiveError(f"{path} is not a {ARCHIVE_FORMAT} manifest")
     version = manifest.get("format_version")
-    if version != ARCHIVE_VERSION:
+    if version not in READS_VERSIONS:
         raise ArchiveError(
-            f"{path}: archive format version {version!r}; this hexrag reads {ARCHIVE_VERSION}"
+            f"{path}: archive format version {version!r}; this hexrag reads "
+            f"{', '.join(map(str, READS_VERSIONS))}"
         )
     return manifest
 
@@ -454,10 +453,19 @@ async def import_archive(
     root = Path(directory).expanduser()
     manifest = verify_archive(root) if verify else read_manifest(root)
     check_fits(manifest, stores, allow_model_change=allow_model_change)
+    sections = manifest["sections"]
+    unknown = sorted(set(sections) - set(SECTIONS))
+    if unknown:
+        raise ArchiveError(f"the archive holds sections this hexrag does not know: {unknown}")
+    for name, info in sections.items():
+        if info.get("count") and writer(stores, name) is None:
+            raise ArchiveError(
+                f"the archive holds {info['count']} {name} records and the target stack has "
+                f"no store for the {name} section (configure one; nothing was written)"
+            )
     if not overwrite:
         await _require_empty(stores)
     say = progress or (lambda *_: None)
-    sections = manifest["sections"]
     for name in VECTOR_SECTIONS:
         info = sections.get(name)
         if info is None:
@@ -478,27 +486,26 @@ async def import_archive(
             say(name, done, info["count"])
         if isinstance(index, BulkLoads):
             await index.end_bulk_load()
-    for name, kind, write in (
-        ("nodes", Entity, stores.graph.upsert_nodes),
-        ("edges", Relation, stores.graph.upsert_edges),
-        ("text_chunks", Chunk, stores.chunk_store.upsert_chunks),
-    ):
+    for name in SECTIONS:
         info = sections.get(name)
-        if info is None:
+        if info is None or name in VECTOR_SECTIONS:
             continue
+        write = writer(stores, name)
+        if write is None:
+            continue  # an empty section (checked above)
         done = 0
         for lines in _read_lines(root / info["records"], batch):
-            await write([_decode(kind, d, name, done + i) for i, d in enumerate(lines)])  # type: ignore[arg-type]
+            await write([_decode_line(name, d, done + i) for i, d in enumerate(lines)])
             done += len(lines)
             say(name, done, info["count"])
-    info = sections.get("llm_cache")
-    if info is not None and stores.cache is not None:
-        done = 0
-        for lines in _read_lines(root / info["records"], batch):
-            await stores.cache.set_many({d["key"]: d["value"] for d in lines})
-            done += len(lines)
-            say("llm_cache", done, info["count"])
     return manifest
+
+
+def _decode_line(section: str, data: dict[str, Any], line: int) -> Any:
+    try:
+        return decode_line(section, data)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ArchiveError(f"{section} record {line + 1}: {exc!r}") from exc
 
 
 def _decode(kind: type, data: dict[str, Any], section: str, line: int, **extra: Any) -> Any:

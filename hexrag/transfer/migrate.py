@@ -1,8 +1,12 @@
 """``hexrag migrate``: copy a whole stack into another, page by page, resumable.
 
-:func:`migrate_stack` copies the three vector indexes (vectors as stored, **never
-re-embedded** unless a ``re_embed`` model is given), the graph (nodes, then relations with
-their ids), the chunk store and the LLM cache, in the source's scan order. After every page
+:func:`migrate_stack` copies every section the source holds
+(:data:`hexrag.transfer.sections.SECTIONS`): the three vector indexes (vectors as stored,
+**never re-embedded** unless a ``re_embed`` model is given), the graph (nodes, then relations
+with their ids), the chunk store, the LLM cache, the document status rows and description
+fragments, and LightRAG's key-value namespaces (``full_docs`` ...), in the source's scan
+order. A section the source holds records in and the target has no store for is refused
+before anything is written. After every page
 written it saves its position (each section's scan cursor) to a small JSON state file,
 atomically; re-running with the same state file continues after the last page written.
 A page written again after a crash is harmless: every write is an idempotent upsert by id,
@@ -36,22 +40,15 @@ import numpy as np
 from hexrag.core.engine import QueryEngine
 from hexrag.core.model import QueryParam, VectorRecord
 from hexrag.ports import BulkLoads, Embedder, ExactSearchSwitch
-from hexrag.ports.scan import (
-    DEFAULT_SCAN_LIMIT,
-    ScansCache,
-    ScansChunks,
-    ScansGraph,
-    ScansVectorIndex,
-)
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT
 from hexrag.transfer.archive import (
-    VECTOR_SECTIONS,
     ArchiveError,
     Progress,
     StackStores,
     _require_empty,
     check_fits,
-    require_scan,
 )
+from hexrag.transfer.sections import VECTOR_SECTIONS, plan_sections, scanner, writer
 
 __all__ = ["MigrationResult", "migrate_stack", "sample_queries", "verify_migration"]
 
@@ -124,12 +121,7 @@ async def migrate_stack(
     of another migration is refused. ``stop_after_pages`` interrupts the copy after that many
     pages (tests and ``--max-pages``): the state then says where to resume.
     """
-    for name in VECTOR_SECTIONS:
-        require_scan(source.vector_index(name), ScansVectorIndex, f"the source {name} index")
-    require_scan(source.graph, ScansGraph, "the source graph store")
-    require_scan(source.chunk_store, ScansChunks, "the source chunk store")
-    if source.cache is not None and target.cache is not None:
-        require_scan(source.cache, ScansCache, "the source cache")
+    planned = await plan_sections(source, target, what="migrate")
     dims = {source.vector_index(n).dim for n in VECTOR_SECTIONS}
     manifest = {"embedding": {"model": source.embedding_model, "dim": dims.pop()}}
     if re_embed is not None:
@@ -144,21 +136,8 @@ async def migrate_stack(
     result = MigrationResult(resumed=state.resumed)
 
     plan: list[tuple[str, Any, Any]] = [
-        (name, source.vector_index(name).scan_records, target.vector_index(name).upsert)  # type: ignore[attr-defined]
-        for name in VECTOR_SECTIONS
+        (name, scanner(source, name), writer(target, name)) for name in planned
     ]
-    plan += [
-        ("nodes", source.graph.scan_nodes, target.graph.upsert_nodes),  # type: ignore[attr-defined]
-        ("edges", source.graph.scan_edges, target.graph.upsert_edges),  # type: ignore[attr-defined]
-        ("text_chunks", source.chunk_store.scan_chunks, target.chunk_store.upsert_chunks),  # type: ignore[attr-defined]
-    ]
-    if source.cache is not None and target.cache is not None:
-        cache = target.cache
-
-        async def write_cache(items: Sequence[tuple[str, dict[str, Any]]]) -> None:
-            await cache.set_many(dict(items))
-
-        plan.append(("llm_cache", source.cache.scan_entries, write_cache))  # type: ignore[attr-defined]
 
     bulk = [
         target.vector_index(n)
