@@ -34,6 +34,7 @@ STORE_TIMEOUT = 1.5
 PROBE_TIMEOUT = 1.0
 STORES = ("entities", "relationships", "chunks", "graph", "chunk_store", "cache")
 QUERY_ROUTES = ("/query/data", "/query", "/query/stream")
+PREFIX = "frz"
 
 
 @dataclasses.dataclass
@@ -54,24 +55,26 @@ class Frozen:
         return procs
 
 
-async def _fill(config_file: Path) -> None:
-    """The demo knowledge base written through a stack built from ``config_file``."""
-    from hexrag.config import build_stack, load_config
+async def _fill(dsn: str) -> None:
+    """The demo knowledge base written into the ``frz_*`` tables the served stack reads."""
+    from hexrag.adapters.postgres import PgChunkStore, PgGraphStore, PgVectorIndex, create_pool
 
     demo = await build_demo_engine()
-    stack = await build_stack(load_config(config_file))
+    pool = await create_pool(dsn)
     try:
-        s = stack.engine.stores
         for ns in ("entities", "relationships", "chunks"):
+            index = PgVectorIndex(pool, namespace=ns, dim=384, table_prefix=PREFIX)
             matrix, records = getattr(demo, ns).export_arrays()
-            rows = [dataclasses.replace(r, vector=np.array(v))
-                    for r, v in zip(records, matrix, strict=True)]
-            await getattr(s, ns).upsert(rows)
-        await s.graph.upsert_nodes(list(demo.graph.iter_nodes()))
-        await s.graph.upsert_edges(list(demo.graph.iter_edges()))
-        await s.chunk_store.upsert_chunks(list(demo.chunk_store.iter_chunks()))
+            await index.upsert([dataclasses.replace(r, vector=np.array(v))
+                                for r, v in zip(records, matrix, strict=True)])
+        graph = PgGraphStore(pool, table_prefix=PREFIX)
+        await graph.upsert_nodes(list(demo.graph.iter_nodes()))
+        await graph.upsert_edges(list(demo.graph.iter_edges()))
+        await PgChunkStore(pool, table_prefix=PREFIX).upsert_chunks(
+            list(demo.chunk_store.iter_chunks())
+        )
     finally:
-        await stack.aclose()
+        await pool.close()
 
 
 @pytest.fixture(scope="module")
@@ -98,10 +101,10 @@ def frozen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Frozen]:
         config = tmp / "stack.toml"
         config.write_text(
             f'vector_index = "{dsn}"\ngraph_store = "{dsn}"\nchunk_store = "{dsn}"\n'
-            f'cache = "{dsn}"\nembedder = "hashing:384"\n',
+            f'cache = "{dsn}"\nnamespace = "{PREFIX}"\nembedder = "hashing:384"\n',
             encoding="utf-8",
         )
-        asyncio.run(_fill(config))
+        asyncio.run(_fill(dsn))
         served = _Served(
             ["--config", str(config)],
             env={"STORE_TIMEOUT": str(STORE_TIMEOUT), "PROBE_TIMEOUT": str(PROBE_TIMEOUT),
