@@ -76,10 +76,13 @@ def workspace_router(
 
     ``embedder`` / ``llm``: models shared by every workspace (default: built per workspace
     from the config). ``on_build(name, stack)`` runs after a workspace's stack is built (the
-    CLI uses it to refuse an empty default workspace).
+    CLI uses it to refuse an empty default workspace). The router checks ``api``'s key itself
+    before opening anything, and keeps at most ``MAX_WORKSPACES`` open.
     """
+    from hexrag.api.webui import WEBUI_PATHS
     from hexrag.api.workspaces import WorkspaceRouter
-    from hexrag.config import build_stack, workspace_config
+    from hexrag.bootstrap import build_stack
+    from hexrag.config import workspace_config
 
     catalog = workspace_catalog(config)
     if catalog is None:
@@ -97,4 +100,9 @@ def workspace_router(
             await stack.aclose()
             raise
 
-    return WorkspaceRouter(catalog, build, max_body_bytes=api.limits.max_request_body_bytes)
+    return WorkspaceRouter(
+        catalog, build, max_body_bytes=api.limits.max_request_body_bytes,
+        api_key=api.api_key, open_paths=api.open_paths(*WEBUI_PATHS),
+        cors=api.cors_options() if api.cors_origins else None,
+        max_workspaces=api.limits.max_workspaces,
+    )

@@ -13,7 +13,13 @@ import secrets
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
-__all__ = ["ApiKeyCheck", "ApiKeyMiddleware", "BodyLimitMiddleware", "CatchAllMiddleware", "path_matches"]
+__all__ = [
+    "ApiKeyCheck",
+    "ApiKeyMiddleware",
+    "BodyLimitMiddleware",
+    "CatchAllMiddleware",
+    "path_matches",
+]
 
 log = logging.getLogger("hexrag.api")
 
