@@ -3,8 +3,8 @@
 :meth:`Ingestor.ingest_text` does what LightRAG's ``ainsert`` does for a plain-text document
 (``pipeline.py`` / ``operate.py``), with the rules stated in their own modules:
 
-1. the document id is ``doc-`` + md5 of the sanitised text
-   (:func:`~hexrag.core.extraction.sanitize_text_for_encoding`);
+1. the document id is LightRAG's: ``doc-`` + md5 of the file name when one is given, of
+   the sanitised text (:func:`~hexrag.core.extraction.sanitize_text_for_encoding`) otherwise;
 2. :func:`~hexrag.core.chunking.chunk_by_tokens` cuts it; chunk ``k`` is
    ``<doc id>-chunk-<kkk>`` with LightRAG's record (``tokens``, ``content``,
    ``chunk_order_index``, ``full_doc_id``, ``file_path``, ``llm_cache_list``) and a chunk
@@ -32,9 +32,13 @@ processing -> processed / failed with the error; the text stays on the row until
 scope-correct descriptions (:mod:`hexrag.core.narrowing`); entities and relations carry the
 documents' metadata as first-class fields (:func:`~hexrag.core.documents.merge_metadata_fields`).
 
-Not LightRAG's: no chunk-tracking rows (``entity_chunks`` / ``relation_chunks``; the stored
-``source_id`` stands in, which differs only once an entity exceeds ``max_source_ids``) and no
-full-document store. The equivalence with LightRAG's own ``ainsert`` is tested in
+Given LightRAG's document-side stores (``kv``: :data:`hexrag.ports.cache.KV_NAMESPACES`),
+the ingestion writes them as LightRAG does (:mod:`hexrag.core.lightrag_kv`): ``full_docs``,
+the ``full_entities`` / ``full_relations`` recovery rows, and the ``entity_chunks`` /
+``relation_chunks`` tracking rows, whose full chunk lists the source-id limits
+(``MAX_SOURCE_IDS_PER_*``, ``KEEP`` / ``FIFO``) are applied to (without them the stored
+``source_id`` stands in, which differs once a record exceeds the limit). Deletion:
+:mod:`hexrag.core.document_deletion`. The equivalence with LightRAG's own ``ainsert`` is tested in
 ``tests/integration/test_ingest_lightrag.py``.
 """
 
@@ -48,13 +52,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hexrag.core.chunking import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, chunk_by_tokens
-from hexrag.core.deletion import (
-    DeletePlan,
-    DeleteReport,
-    plan_deletion,
-    replay_groups,
-    strip_sources,
-)
+from hexrag.core.document_deletion import DocumentDeletion, edge_dict, entity_from, node_dict
 from hexrag.core.documents import (
     DocRecord,
     Fragment,
@@ -63,7 +61,6 @@ from hexrag.core.documents import (
     merge_metadata_fields,
     metadata_fields,
 )
-from hexrag.core.errors import ConfigurationError
 from hexrag.core.extraction import (
     parse_extraction,
     remove_think_tags,
@@ -76,15 +73,25 @@ from hexrag.core.hashing import (
     llm_cache_identity,
     serialize_identity,
 )
-from hexrag.core.ids import entity_id, mdhash_id, relation_id
+from hexrag.core.ids import mdhash_id, relation_id
+from hexrag.core.lightrag_kv import (
+    TrackingRows,
+    anchor_records,
+    canonical_file_path,
+    chunk_options,
+    content_hash,
+    duplicate_row,
+    full_doc_record,
+    lightrag_doc_id,
+    relation_chunk_key,
+    stamp,
+)
 from hexrag.core.merging import (
-    NO_EVIDENCE,
     MergeSettings,
     merge_entity,
     merge_relation,
-    relation_id_of,
 )
-from hexrag.core.model import GRAPH_FIELD_SEP, Chunk, Entity, Relation, VectorRecord
+from hexrag.core.model import Chunk, Relation, VectorRecord
 from hexrag.core.tokenizer import Tokenizer, count_tokens
 from hexrag.ports import (
     LLM,
@@ -142,39 +149,7 @@ def _iso(epoch: int) -> str:
     return datetime.fromtimestamp(epoch, tz=UTC).isoformat()
 
 
-def _node_dict(entity: Entity) -> dict[str, Any]:
-    out: dict[str, Any] = dict(entity.properties)
-    out["entity_id"] = entity.name
-    for key in ("entity_type", "description", "source_id", "file_path", "created_at"):
-        value = getattr(entity, key)
-        if value is not None:
-            out[key] = value
-    return out
-
-
-def _entity_from(node: dict[str, Any]) -> Entity:
-    props = {
-        k: v for k, v in node.items()
-        if k not in ("entity_id", "entity_type", "description", "source_id", "file_path",
-                     "created_at")
-    }
-    return Entity(
-        name=node["entity_id"], entity_type=node.get("entity_type"),
-        description=node.get("description"), source_id=node.get("source_id"),
-        file_path=node.get("file_path"), created_at=node.get("created_at"), properties=props,
-    )
-
-
-def _edge_dict(rel: Relation) -> dict[str, Any]:
-    out: dict[str, Any] = dict(rel.properties)
-    for key in ("description", "keywords", "weight", "source_id", "file_path", "created_at"):
-        value = getattr(rel, key)
-        if value is not None:
-            out[key] = value
-    return out
-
-
-class Ingestor:
+class Ingestor(DocumentDeletion):
     """LightRAG's insert pipeline on hexrag's ports (see the module docstring).
 
     ``clock`` gives the epoch seconds LightRAG reads from ``time.time()`` (extraction
@@ -196,6 +171,7 @@ class Ingestor:
         settings: IngestSettings | None = None,
         documents: DocumentStore | None = None,
         cache: Cache | None = None,
+        kv: Mapping[str, Cache] | None = None,
     ) -> None:
         self._entities = entities
         self._relationships = relationships
@@ -209,6 +185,9 @@ class Ingestor:
         self._settings = settings or IngestSettings()
         self._documents = documents
         self._cache = cache
+        #: LightRAG's document-side stores (:data:`hexrag.ports.cache.KV_NAMESPACES`) this
+        #: stack holds; each present one is written as LightRAG writes it.
+        self._kv: dict[str, Cache] = dict(kv or {})
         self._calls = 0
         self._hits = 0
         self._slots: asyncio.Semaphore | None = None
@@ -316,6 +295,7 @@ class Ingestor:
         *,
         file_path: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        doc_id: str | None = None,
     ) -> IngestReport:
         """Insert one document (see the module docstring); returns what it produced.
 
@@ -323,8 +303,11 @@ class Ingestor:
         value) goes into every chunk's metadata and every fragment; without ``file_path``
         the document's ``file_path`` is seed 000's encoding of it
         (:func:`~hexrag.core.documents.encode_file_path`), which LightRAG stores on every
-        entity and relation. With a document store, an already processed document is skipped
-        (LightRAG's rule), the status row goes processing -> processed (or failed, with the
+        entity and relation. The document id is LightRAG's
+        (:func:`~hexrag.core.lightrag_kv.lightrag_doc_id`: the file name's hash when
+        ``file_path`` is given, the text's otherwise) unless ``doc_id`` is given (LightRAG's
+        ``ids``). With a document store, an already processed document is skipped and gets
+        LightRAG's duplicate status row (``dup-...``, failed), the status row goes processing -> processed (or failed, with the
         error, and nothing written), and the fragments are kept for deletion and scoped
         descriptions.
         """
@@ -332,10 +315,13 @@ class Ingestor:
         self._calls = self._hits = 0
         self._slots = None
         meta = dict(metadata or {})
-        if file_path is None:
-            file_path = encode_file_path(meta)
         content = sanitize_text_for_encoding(text)
-        doc_id = mdhash_id(content, "doc-")
+        if file_path is None:  # no file name: the text's hash is the id (as in LightRAG)
+            file_path = encode_file_path(meta)
+            doc_id = doc_id or lightrag_doc_id(content, None)
+        else:
+            file_path = canonical_file_path(file_path)
+            doc_id = doc_id or lightrag_doc_id(content, file_path)
         pieces = chunk_by_tokens(
             content, self._tokenizer,
             chunk_token_size=s.chunk_token_size,
@@ -356,20 +342,25 @@ class Ingestor:
         if docs is not None:
             (existing,) = await docs.get_docs([doc_id])
             if existing is not None and existing.status == "processed":
+                await self._duplicate(existing, file_path, len(content))
                 report.skipped = True
                 return report
-            stamp = _iso(self._clock())
+            stamp_iso = _iso(self._clock())
             record = DocRecord(
                 id=doc_id, status="processing", file_path=file_path,
                 content_summary=content_summary(content), content_length=len(content),
                 chunks_list=[c.id for c in chunks],
-                created_at=existing.created_at if existing else stamp, updated_at=stamp,
-                metadata=meta, seq=await docs.next_sequence(),
+                created_at=existing.created_at if existing else stamp_iso,
+                updated_at=stamp_iso, metadata=meta, seq=await docs.next_sequence(),
                 # the text stays on the row until the document is processed, so that a
                 # crashed or failed ingestion can be resumed (LightRAG's legacy ``content``)
-                extra={"content": content},
+                extra={"content": content, "content_hash": content_hash(content),
+                       "track_id": self._track_id(doc_id)},
             )
             await docs.upsert_docs([record])
+        options = chunk_options(s.chunk_token_size, s.chunk_overlap_token_size,
+                                s.split_by_character, s.split_by_character_only)
+        await self._write_kv("full_docs", {doc_id: full_doc_record(content, file_path, options)})
         if not chunks:
             if docs is not None and record is not None:
                 record.status, record.updated_at = "processed", _iso(self._clock())
@@ -390,6 +381,46 @@ class Ingestor:
             await docs.upsert_docs([record])
         return report
 
+    def _track_id(self, doc_id: str) -> str:
+        """LightRAG's ``insert_<YYYYmmdd_HHMMSS>_<8 hex>`` track id (from the clock)."""
+        now = self._clock()
+        when = datetime.fromtimestamp(now, tz=UTC).strftime("%Y%m%d_%H%M%S")
+        return f"insert_{when}_{mdhash_id(f'{doc_id}:{now}')[:8]}"
+
+    async def _duplicate(self, existing: DocRecord, file_path: str, length: int) -> None:
+        """LightRAG's status row for a document sent again (``failed``, ``dup-`` id)."""
+        assert self._documents is not None
+        dup_id, row = duplicate_row(
+            existing.id, file_path=file_path, content_length=length,
+            existing_status=existing.status,
+            existing_track_id=str(existing.extra.get("track_id") or ""),
+            track_id=self._track_id(existing.id), now_iso=_iso(self._clock()),
+        )
+        await self._documents.upsert_docs([DocRecord.from_json(dup_id, row)])
+
+    async def _write_kv(
+        self, namespace: str, records: Mapping[str, Mapping[str, Any]],
+        existing: Sequence[str] | None = None,
+    ) -> None:
+        """Write ``records`` into ``namespace`` (when the stack holds it), stamped as
+        LightRAG stamps them; ``existing``: the keys known to be stored (else read)."""
+        store = self._kv.get(namespace)
+        if store is None or not records:
+            return
+        keys = list(records)
+        if existing is None:
+            found = await store.get_many(keys)
+            existing = [k for k, v in zip(keys, found, strict=True) if v is not None]
+        await store.set_many(stamp(records, existing, self._clock()))
+
+    async def _tracking(self, namespace: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The stored chunk-tracking rows of ``keys`` (none without the store)."""
+        store = self._kv.get(namespace)
+        if store is None or not keys:
+            return {}
+        rows = await store.get_many(list(keys))
+        return {k: r for k, r in zip(keys, rows, strict=True) if r is not None}
+
     async def unfinished(self) -> list[DocRecord]:
         """Documents received but not processed (``pending``, ``processing`` after a
         crash, ``failed``) whose text is on their status row, in insertion order."""
@@ -409,7 +440,7 @@ class Ingestor:
         for row in (await self.unfinished()) if rows is None else rows:
             try:
                 out.append(await self.ingest_text(row.extra["content"], file_path=row.file_path,
-                                                  metadata=row.metadata))
+                                                  metadata=row.metadata, doc_id=row.id))
             except Exception as exc:  # recorded on the row by ingest_text
                 out.append(exc)
         return out
@@ -460,6 +491,10 @@ class Ingestor:
         ])
         if self._documents is not None and fragments:
             await self._documents.add_fragments(fragments)
+        # LightRAG's recovery anchors, before the graph is touched
+        full_entities, full_relations = anchor_records(all_nodes, all_edges)
+        await self._write_kv("full_entities", {doc_id: full_entities})
+        await self._write_kv("full_relations", {doc_id: full_relations})
         await self._merge(all_nodes, all_edges, metadata_fields(meta))
         report.entities = list(all_nodes)
         report.relations = list(all_edges)
@@ -478,15 +513,19 @@ class Ingestor:
         names = list(dict.fromkeys([*all_nodes, *(n for pair in all_edges for n in pair)]))
         stored = await self._graph.get_nodes(names) if names else {}
         state: dict[str, dict[str, Any] | None] = {
-            n: _node_dict(stored[n]) if n in stored else None for n in names
+            n: node_dict(stored[n]) if n in stored else None for n in names
         }
         prior = {n: dict(stored[n].properties) for n in stored}
         node_writes: dict[str, dict[str, Any]] = {}
         entity_vectors: dict[str, dict[str, Any]] = {}
+        rel_keys = [relation_chunk_key(a, b) for a, b in all_edges]
+        ent_rows = TrackingRows(await self._tracking("entity_chunks", names))
+        rel_rows = TrackingRows(await self._tracking("relation_chunks", rel_keys))
         # Phase 1: entities
         for name, fragments in all_nodes.items():
-            merged = await merge_entity(name, fragments, state[name], None, settings=s,
-                                        tokenizer=tok, summarize=self._summarize)
+            merged = await merge_entity(name, fragments, state[name], ent_rows.row(name),
+                                        settings=s, tokenizer=tok, summarize=self._summarize)
+            ent_rows.put(name, merged.tracked_chunk_ids)
             if merged.changed:
                 node = {**merged.node, "created_at": self._clock()}
                 state[name] = node
@@ -502,14 +541,18 @@ class Ingestor:
         for (a, b), fragments in all_edges.items():
             old = stored_edges.get((a, b))
             merged_r = await merge_relation(
-                a, b, fragments, _edge_dict(old[0]) if old else None, None,
-                {n: (state.get(n), None) for n in (a, b)},
+                a, b, fragments, edge_dict(old[0]) if old else None,
+                rel_rows.row(relation_chunk_key(a, b)),
+                {n: (state.get(n), ent_rows.row(n)) for n in (a, b)},
                 settings=s, tokenizer=tok, summarize=self._summarize,
             )
+            if merged_r is not None:
+                rel_rows.put(relation_chunk_key(a, b), merged_r.tracked_chunk_ids)
             if merged_r is None or merged_r.edge is None:
                 continue
             now = self._clock()
             for update in merged_r.endpoints:
+                ent_rows.put(update.name, update.tracked_chunk_ids)
                 if update.node is not None:
                     node = dict(update.node)
                     if update.created:
@@ -529,10 +572,14 @@ class Ingestor:
             relation_vectors.append(merged_r.vector)
             stale += merged_r.stale_vector_ids
         # writes, in batches
+        now = self._clock()
+        for ns, rows in (("entity_chunks", ent_rows), ("relation_chunks", rel_rows)):
+            if ns in self._kv and (records := rows.stamped(now)):
+                await self._kv[ns].set_many(records)
         node_meta = {n: merge_metadata_fields(prior.get(n), added) for n in node_writes}
         if node_writes:
             await self._graph.upsert_nodes([
-                _entity_from({**node, **node_meta[n]}) for n, node in node_writes.items()
+                entity_from({**node, **node_meta[n]}) for n, node in node_writes.items()
             ])
         if edge_writes:
             old_props = {p: dict(rels[0].properties) for p, rels in stored_edges.items() if rels}
@@ -567,195 +614,4 @@ class Ingestor:
                              metadata=edge_meta.get(tuple(sorted((v["src_id"], v["tgt_id"])))
                                                     , {}))
                 for v, x in zip(relation_vectors, embedded, strict=True)
-            ])
-
-    # ---------------------------------------------------------------- deletion
-
-    async def delete_documents(
-        self, doc_ids: Sequence[str], *, delete_llm_cache: bool = False
-    ) -> DeleteReport:
-        """Delete documents exactly (:mod:`hexrag.core.deletion`): their chunks, chunk
-        vectors, fragments and status rows go; the entities and relations they touched are
-        rebuilt from the remaining fragments in one deferred replay (the LLM summarises only
-        where LightRAG's merge rule says so) or deleted when nothing remains. With
-        ``delete_llm_cache`` (LightRAG's flag) the extraction cache entries of the deleted
-        chunks go too."""
-        docs = self._documents
-        if docs is None:
-            raise ConfigurationError(
-                "deleting documents needs the stack's document store (status rows and "
-                "fragments); this stack has none"
-            )
-        self._calls = 0
-        self._slots = None
-        report = DeleteReport()
-        ids = list(dict.fromkeys(doc_ids))
-        records = await docs.get_docs(ids)
-        found = [r for r in records if r is not None]
-        report.not_found = [i for i, r in zip(ids, records, strict=True) if r is None]
-        report.deleted = [r.id for r in found]
-        if not found:
-            return report
-        chunk_ids = list(dict.fromkeys(c for r in found for c in r.chunks_list))
-        report.chunks = len(chunk_ids)
-        deleted = await docs.fragments_of_chunks(chunk_ids)
-        names = list(dict.fromkeys(n for f in deleted for n in f.names))
-        about = await docs.fragments_about(names) if names else []
-        plan = plan_deletion(chunk_ids, deleted, about)
-        await self._rebuild(plan, report)
-        if chunk_ids and delete_llm_cache and self._cache is not None:
-            stored_chunks = await self._chunk_store.get_chunks(chunk_ids)
-            stale_keys = list(dict.fromkeys(
-                k for c in stored_chunks if c is not None
-                for k in (c.metadata.get("llm_cache_list") or []) if isinstance(k, str)
-            ))
-            if stale_keys:
-                await self._cache.delete_many(stale_keys)
-            report.llm_cache_deleted = len(stale_keys)
-        if chunk_ids:
-            await self._chunks.delete(chunk_ids)
-            await self._chunk_store.delete_chunks(chunk_ids)
-            await docs.delete_fragments_of_chunks(chunk_ids)
-        await docs.delete_docs(report.deleted)
-        report.llm_calls = self._calls
-        return report
-
-    async def _rebuild(self, plan: DeletePlan, report: DeleteReport) -> None:
-        s, tok = self._settings.merge, self._tokenizer
-        affected = set(plan.entities)
-        stored_nodes = await self._graph.get_nodes(plan.entities) if plan.entities else {}
-        stored_edges = (await self._graph.get_edges_by_pairs(plan.relations)
-                        if plan.relations else {})
-        # Records with sources no fragment accounts for cannot be replayed.
-        legacy_nodes = {
-            n for n, e in stored_nodes.items()
-            if not {c for c in (e.source_id or "").split(GRAPH_FIELD_SEP) if c}
-            <= plan.covered.get(n, set())
-        }
-        legacy_edges = {
-            p for p, rels in stored_edges.items() if rels and not {
-                c for c in (rels[0].source_id or "").split(GRAPH_FIELD_SEP) if c
-            } <= plan.covered.get(f"{p[0]}{GRAPH_FIELD_SEP}{p[1]}", set()) | NO_EVIDENCE
-        }
-        state: dict[str, dict[str, Any] | None] = {n: None for n in plan.entities}
-        vectors: dict[str, dict[str, Any]] = {}
-        edges: dict[tuple[str, str], dict[str, Any]] = {}
-        edge_vectors: dict[tuple[str, str], dict[str, Any]] = {}
-        node_meta: dict[str, dict[str, str]] = {}
-        edge_meta: dict[tuple[str, str], dict[str, str]] = {}
-        for group in replay_groups(plan.replay):
-            added = metadata_fields(group[0].metadata) if group else {}
-            nodes_in: dict[str, list[dict[str, Any]]] = {}
-            edges_in: dict[tuple[str, str], list[dict[str, Any]]] = {}
-            for f in group:
-                if f.kind == "entity":
-                    if f.src in affected:
-                        nodes_in.setdefault(f.src, []).append(dict(f.data))
-                else:
-                    edges_in.setdefault((f.src, f.tgt), []).append(dict(f.data))
-            for name, frags in nodes_in.items():
-                merged = await merge_entity(name, frags, state[name], None, settings=s,
-                                            tokenizer=tok, summarize=self._summarize)
-                if merged.changed:
-                    state[name] = {**merged.node, "created_at": self._clock()}
-                    node_meta[name] = merge_metadata_fields(node_meta.get(name), added)
-                    assert merged.vector is not None
-                    vectors[name] = merged.vector
-            for (a, b), frags in edges_in.items():
-                merged_r = await merge_relation(
-                    a, b, frags, edges.get((a, b)), None,
-                    {n: (state.get(n), None) for n in (a, b)},
-                    settings=s, tokenizer=tok, summarize=self._summarize,
-                )
-                if merged_r is None or merged_r.edge is None:
-                    continue
-                now = self._clock()
-                for update in merged_r.endpoints:
-                    if update.name not in affected:
-                        continue
-                    if update.node is not None:
-                        node = dict(update.node)
-                        if update.created:
-                            node["created_at"] = now
-                        state[update.name] = node
-                        node_meta[update.name] = merge_metadata_fields(
-                            node_meta.get(update.name), added)
-                    if update.vector is not None:
-                        vectors[update.name] = update.vector
-                edges[(a, b)] = {**merged_r.edge, "created_at": now}
-                edge_meta[(a, b)] = merge_metadata_fields(edge_meta.get((a, b)), added)
-                assert merged_r.vector is not None
-                edge_vectors[(a, b)] = merged_r.vector
-        # Legacy records: strip the deleted chunks, keep the rest.
-        for name in legacy_nodes:
-            report.legacy += 1
-            old = stored_nodes[name]
-            left = strip_sources(old.source_id, plan.chunk_ids)
-            state[name] = {**_node_dict(old), "source_id": left} if left else None
-            vectors.pop(name, None)
-        for pair in legacy_edges:
-            report.legacy += 1
-            old_r = stored_edges[pair][0]
-            left = strip_sources(old_r.source_id, plan.chunk_ids)
-            if left:
-                edges[pair] = {**_edge_dict(old_r), "source_id": left}
-                edge_vectors.pop(pair, None)
-            else:
-                edges.pop(pair, None)
-        # Writes, in batches.
-        gone_nodes = [n for n in plan.entities if state[n] is None]
-        kept_nodes = [n for n in plan.entities if state[n] is not None]
-        gone_edges = [p for p in plan.relations if p not in edges]
-        kept_edges = [p for p in plan.relations if p in edges]
-        report.entities_deleted, report.entities_rebuilt = gone_nodes, kept_nodes
-        report.relations_deleted, report.relations_rebuilt = gone_edges, kept_edges
-        if gone_edges:
-            await self._graph.delete_edges([relation_id(a, b) for a, b in gone_edges])
-            await self._relationships.delete(list(dict.fromkeys(
-                i for a, b in gone_edges for i in (relation_id_of(a, b), relation_id_of(b, a))
-            )))
-        if gone_nodes:
-            await self._graph.delete_nodes(gone_nodes)
-            await self._entities.delete([entity_id(n) for n in gone_nodes])
-        if kept_nodes:
-            await self._graph.upsert_nodes([
-                _entity_from({**state[n], **node_meta.get(n, {})})  # type: ignore[dict-item]
-                for n in kept_nodes
-            ])
-        if kept_edges:
-            await self._graph.upsert_edges([
-                Relation(
-                    id=relation_id(a, b), src_id=a, tgt_id=b,
-                    description=edges[(a, b)].get("description"),
-                    keywords=edges[(a, b)].get("keywords"),
-                    weight=edges[(a, b)].get("weight"),
-                    source_id=edges[(a, b)].get("source_id"),
-                    file_path=edges[(a, b)].get("file_path"),
-                    created_at=edges[(a, b)].get("created_at"),
-                    properties={"truncate": edges[(a, b)].get("truncate", ""),
-                                **edge_meta.get((a, b), {})},
-                )
-                for a, b in kept_edges
-            ])
-        now = self._clock()
-        ev = [vectors[n] for n in kept_nodes if n in vectors]
-        if ev:
-            embedded = await self._embedder.embed([v["content"] for v in ev])
-            await self._entities.upsert([
-                VectorRecord(id=v["id"], vector=x, entity_name=v["entity_name"],
-                             content=v["content"], source_id=v["source_id"],
-                             file_path=v["file_path"], created_at=now,
-                             metadata=node_meta.get(v["entity_name"], {}))
-                for v, x in zip(ev, embedded, strict=True)
-            ])
-        rv = [edge_vectors[p] for p in kept_edges if p in edge_vectors]
-        if rv:
-            embedded = await self._embedder.embed([v["content"] for v in rv])
-            await self._relationships.upsert([
-                VectorRecord(id=v["id"], vector=x, src_id=v["src_id"], tgt_id=v["tgt_id"],
-                             content=v["content"], source_id=v["source_id"],
-                             file_path=v["file_path"], created_at=now,
-                             metadata=edge_meta.get(tuple(sorted((v["src_id"], v["tgt_id"]))),
-                                                    {}))
-                for v, x in zip(rv, embedded, strict=True)
             ])
