@@ -21,8 +21,14 @@ non_finite_vectors              a stored vector with NaN/inf or norm 0
 chunks_without_scope            a chunk whose own metadata proves no ``product_id`` (warning)
 ==============================  ==============================================================
 
-The stack is *clean* when every finding but the warnings is 0. Memory holds the ids and
-pairs of the stack (not the records).
+The stack is *clean* when every finding but the warnings is 0 and no file is damaged. Memory
+holds the ids and pairs of the stack (not the records).
+
+A LightRAG working directory is first read file by file
+(:func:`hexrag.adapters.workdir.validate.validate_workdir`): each unreadable, truncated or
+wrong-shaped file is reported in :attr:`CheckReport.files` (file name -> what is wrong, the
+message naming the file) and makes the report not clean; ``hexrag check`` then reports the
+files alone (the stack cannot be loaded truthfully).
 """
 
 from __future__ import annotations
@@ -68,11 +74,13 @@ class CheckReport:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ERRORS + WARNINGS, 0))
     samples: dict[str, list[str]] = field(default_factory=dict)
     stores: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: damaged files of a working directory: file name -> what is wrong with it
+    files: dict[str, str] = field(default_factory=dict)
 
     @property
     def clean(self) -> bool:
-        """True when no error finding (warnings allowed)."""
-        return all(self.counts[k] == 0 for k in ERRORS)
+        """True when no error finding (warnings allowed) and no damaged file."""
+        return not self.files and all(self.counts[k] == 0 for k in ERRORS)
 
     def add(self, finding: str, items: Iterable[str]) -> None:
         """Count ``items`` under ``finding`` and keep the first few as examples."""
@@ -90,6 +98,7 @@ class CheckReport:
             "warnings": {k: self.counts[k] for k in WARNINGS},
             "samples": {k: v for k, v in self.samples.items() if v},
             "stores": self.stores,
+            "files": dict(self.files),
         }
 
 
