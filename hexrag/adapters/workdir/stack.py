@@ -60,6 +60,13 @@ from hexrag.adapters.workdir.files import (
 from hexrag.adapters.workdir.graphml import read_graphml, write_graphml
 from hexrag.adapters.workdir.nanovdb import read_nano_vdb, write_nano_vdb
 from hexrag.adapters.workdir.row_vectors import NanoRowVectorIndex
+from hexrag.adapters.workdir.validate import (
+    BlankFile,
+    blank_files,
+    require_records,
+    require_whole_files,
+    validate_kv_bytes,
+)
 from hexrag.core.errors import ConfigurationError, NotFound
 from hexrag.core.model import Relation
 from hexrag.core.source_ids import join_source_ids, parse_source_ids
@@ -281,6 +288,13 @@ def load_workdir(
                 f"{directory} is an incomplete LightRAG working directory: "
                 f"{', '.join(missing)} missing (queries would silently miss that data)"
             )
+        blank = blank_files(directory, QUERY_FILES)
+        if blank and len(blank) + len(missing) < len(QUERY_FILES):
+            raise ConfigurationError(
+                f"{', '.join(str(directory / n) for n in blank)}: empty file(s) in a LightRAG "
+                "working directory whose other files hold data (a truncated copy? queries "
+                "would silently miss that data)"
+            )
     with _gc_paused():
         return _load(directory, embedder_dim=embedder_dim, cosine_threshold=cosine_threshold)
 
@@ -307,6 +321,7 @@ def _gc_paused() -> Iterator[None]:
 
 def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float) -> WorkdirStack:
     timings: dict[str, float] = {}
+    require_whole_files(directory)  # a vector or graph file cut after its last record
 
     # 1. dimensions first: fail fast, before decoding anything large
     vdb_paths = {ns: directory / name for ns, name in VDB_FILES.items()}
@@ -380,15 +395,27 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
     cache = load_llm_cache(directory)
 
     documents = MemoryDocumentStore()
-    raw_docs = read_json_kv(directory / DOC_STATUS_FILE)
-    raw_fragments = read_json_kv(directory / FRAGMENTS_FILE)
+    raw_docs = require_records(read_json_kv(directory / DOC_STATUS_FILE),
+                               directory / DOC_STATUS_FILE)
+    raw_fragments = require_records(read_json_kv(directory / FRAGMENTS_FILE),
+                                    directory / FRAGMENTS_FILE)
     if raw_docs or raw_fragments:
-        documents.load(raw_docs or {}, (raw_fragments or {}).values())
+        try:
+            documents.load(raw_docs or {}, (raw_fragments or {}).values())
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ConfigurationError(
+                f"{directory / DOC_STATUS_FILE} or {directory / FRAGMENTS_FILE}: a record of "
+                f"the wrong shape ({type(exc).__name__}: {exc})"[:500]
+            ) from exc
 
     extra: dict[str, bytes] = {}
     for name in _lightrag_files(directory):
         if name.startswith("kv_store_") and name not in (TEXT_CHUNKS_FILE, LLM_CACHE_FILE):
             extra[name] = (directory / name).read_bytes()
+            try:  # kept byte for byte, but never a truncated or damaged file
+                validate_kv_bytes(directory / name, extra[name])
+            except BlankFile:
+                pass  # LightRAG reads a blank file as an empty store
 
     return WorkdirStack(
         entities=indexes["entities"],
@@ -418,7 +445,8 @@ def load_chunk_store(directory: Path) -> MemoryChunkStore:
 def load_llm_cache(directory: Path) -> MemoryCache:
     """The LLM cache of ``directory`` (``kv_store_llm_response_cache.json``; absent: empty),
     older LightRAG layouts migrated."""
-    raw_cache = read_json_kv(directory / LLM_CACHE_FILE) or {}
+    raw_cache = require_records(read_json_kv(directory / LLM_CACHE_FILE),
+                                directory / LLM_CACHE_FILE) or {}
     return MemoryCache("llm_response_cache", migrate_legacy_cache(raw_cache))
 
 
