@@ -110,6 +110,10 @@ class DocRecord:
     metadata: dict[str, Any] = field(default_factory=dict)
     seq: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Fields the stored record did not have (LightRAG's rows have no ``seq`` and often no
+    #: ``error_msg``): :meth:`to_json` leaves them out again while they keep the value
+    #: reading gave them, so a row read and written back is the same JSON.
+    absent: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
     @property
     def chunks_count(self) -> int:
@@ -119,7 +123,7 @@ class DocRecord:
     def to_json(self) -> dict[str, Any]:
         """LightRAG's ``doc_status`` record plus ``seq`` (and the fields another writer
         stored that hexrag does not know, kept as they were)."""
-        return {
+        out = {
             **self.extra,
             "status": self.status, "content_summary": self.content_summary,
             "content_length": self.content_length, "chunks_count": self.chunks_count,
@@ -127,6 +131,10 @@ class DocRecord:
             "created_at": self.created_at, "updated_at": self.updated_at,
             "error_msg": self.error_msg, "metadata": dict(self.metadata), "seq": self.seq,
         }
+        for key in self.absent:
+            if out.get(key) == _ABSENT_READS_AS.get(key, object()):
+                del out[key]
+        return out
 
     @classmethod
     def from_json(cls, doc_id: str, raw: Mapping[str, Any]) -> DocRecord:
@@ -142,6 +150,7 @@ class DocRecord:
             error_msg=raw.get("error_msg"), metadata=dict(raw.get("metadata") or {}),
             seq=int(raw.get("seq") or 0),
             extra={k: v for k, v in raw.items() if k not in _DOC_FIELDS},
+            absent=frozenset(k for k in _ABSENT_READS_AS if k not in raw),
         )
 
 
@@ -149,6 +158,14 @@ _DOC_FIELDS = frozenset({
     "status", "content_summary", "content_length", "chunks_count", "chunks_list", "file_path",
     "created_at", "updated_at", "error_msg", "metadata", "seq",
 })
+
+
+#: What :meth:`DocRecord.from_json` gives a field the stored record lacks.
+_ABSENT_READS_AS: dict[str, Any] = {
+    "status": "pending", "file_path": "unknown_source", "content_summary": "",
+    "content_length": 0, "chunks_list": [], "created_at": "", "updated_at": "",
+    "error_msg": None, "metadata": {}, "seq": 0,
+}
 
 
 def content_summary(content: str, max_length: int = 250) -> str:

@@ -21,6 +21,7 @@ from hexrag.adapters.workdir.nanovdb import (
 from hexrag.core.errors import ConfigurationError, NotFound
 from hexrag.core.ids import entity_id, relation_id
 from hexrag.core.model import Chunk, QueryScope, Relation
+from hexrag.ports.cache import KV_NAMESPACES
 
 DIM = 8
 
@@ -217,7 +218,10 @@ async def test_load_converts_every_file(tmp_path: Path) -> None:
         "mix:query:abc": {"return": "answer", "cache_type": "query"},
         "default:extract:def": {"return": "x"},
     }
-    assert set(stack.extra_files) == {"kv_store_full_docs.json", "kv_store_doc_status.json"}
+    assert set(stack.extra_files) == {"kv_store_doc_status.json"}
+    full_docs = json.loads((tmp_path / "wd" / "kv_store_full_docs.json").read_text())
+    assert dict(stack.kv["full_docs"].items()) == full_docs  # a section, not opaque bytes
+    assert sorted(stack.kv) == sorted(KV_NAMESPACES)
 
 
 async def test_scope_metadata_filters_vector_queries(tmp_path: Path) -> None:

@@ -7,7 +7,9 @@ A LightRAG working directory (default storages: JsonKV + NanoVectorDB + NetworkX
     kv_store_text_chunks.json                                      chunk text + metadata
     kv_store_llm_response_cache.json                               keyword / answer cache
     kv_store_doc_status.json + kv_store_hexrag_fragments.json     documents (ingest, delete)
-    other kv_store_*.json (full_docs, entity_chunks, ...)         kept byte for byte
+    kv_store_{full_docs,full_entities,full_relations,             LightRAG's document-side
+              entity_chunks,relation_chunks}.json                 key-value namespaces
+    other kv_store_*.json                                         kept byte for byte
 
 or the same set in ``<working_dir>/<workspace>/``. :func:`load_workdir` turns it into a
 :class:`WorkdirStack` of memory adapters; :func:`save_workdir` writes a stack back in the same
@@ -58,6 +60,7 @@ from hexrag.adapters.workdir.files import (
     write_json_kv,
 )
 from hexrag.adapters.workdir.graphml import read_graphml, write_graphml
+from hexrag.adapters.workdir.kv import kv_file_name, load_kv, stage_kv
 from hexrag.adapters.workdir.nanovdb import read_nano_vdb, write_nano_vdb
 from hexrag.adapters.workdir.row_vectors import NanoRowVectorIndex
 from hexrag.adapters.workdir.validate import (
@@ -70,6 +73,7 @@ from hexrag.adapters.workdir.validate import (
 from hexrag.core.errors import ConfigurationError, NotFound
 from hexrag.core.model import Relation
 from hexrag.core.source_ids import join_source_ids, parse_source_ids
+from hexrag.ports.cache import KV_NAMESPACES
 
 __all__ = [
     "WorkdirStack",
@@ -83,6 +87,10 @@ __all__ = [
 
 NAMESPACES = ("entities", "relationships", "chunks")
 _T = TypeVar("_T")
+
+
+def _empty_kv() -> dict[str, MemoryCache]:
+    return {ns: MemoryCache(ns) for ns in KV_NAMESPACES}
 
 
 @dataclass
@@ -110,6 +118,15 @@ class WorkdirStack:
     vdb_additional_data: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     documents: MemoryDocumentStore = field(default_factory=MemoryDocumentStore)
+    #: LightRAG's document-side key-value namespaces (``kv_store_<namespace>.json``, see
+    #: :mod:`hexrag.adapters.workdir.kv`), every one of
+    #: :data:`~hexrag.ports.cache.KV_NAMESPACES`.
+    kv: dict[str, MemoryCache] = field(default_factory=_empty_kv)
+
+    def stack_stores(self) -> dict[str, Any]:
+        """Every store of the stack by its :class:`~hexrag.transfer.StackStores` field name
+        (the engine's stores, ``documents`` and ``kv``): what export and migration copy."""
+        return {**self.engine_stores(), "documents": self.documents, "kv": dict(self.kv)}
 
     def engine_stores(self) -> dict[str, Any]:
         """Keyword arguments for :class:`hexrag.core.engine.QueryEngine` (all but the models)."""
@@ -408,9 +425,10 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
                 f"the wrong shape ({type(exc).__name__}: {exc})"[:500]
             ) from exc
 
+    kv = load_kv(directory)
     extra: dict[str, bytes] = {}
     for name in _lightrag_files(directory):
-        if name.startswith("kv_store_") and name not in (TEXT_CHUNKS_FILE, LLM_CACHE_FILE):
+        if name.startswith("kv_store_") and name not in _SECTION_FILES:
             extra[name] = (directory / name).read_bytes()
             try:  # kept byte for byte, but never a truncated or damaged file
                 validate_kv_bytes(directory / name, extra[name])
@@ -430,7 +448,14 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
         vdb_additional_data=additional,
         timings=timings,
         documents=documents,
+        kv=kv,
     )
+
+
+#: The kv_store files read into sections (the others are kept byte for byte).
+_SECTION_FILES = frozenset({
+    TEXT_CHUNKS_FILE, LLM_CACHE_FILE, *(kv_file_name(ns) for ns in KV_NAMESPACES),
+})
 
 
 def load_chunk_store(directory: Path) -> MemoryChunkStore:
@@ -554,8 +579,9 @@ def _save(stack: WorkdirStack, directory: Path) -> None:
             writer.stage(directory / DOC_STATUS_FILE, lambda fh: write_json_kv(fh, docs))
             writer.stage(directory / FRAGMENTS_FILE, lambda fh: write_json_kv(fh, keyed))
             rewritten = (DOC_STATUS_FILE, FRAGMENTS_FILE)
+        staged = stage_kv(writer, directory, stack.kv)
         for name, content in stack.extra_files.items():
-            if name not in rewritten:
+            if name not in rewritten and name not in staged:
                 writer.stage_bytes(directory / name, content)
         writer.commit()
     except BaseException:
