@@ -135,8 +135,9 @@ def json_body_problem(body: bytes) -> tuple[list[str | int], str] | None:
 
 
 def _is_json(scope: Scope) -> bool:
-    """FastAPI's rule: a body is parsed as JSON when it has no content type, or an
-    ``application/json`` or ``application/*+json`` one."""
+    """FastAPI's rule: a body is parsed as JSON when it has an ``application/json`` or
+    ``application/*+json`` content type, or none (when its ``strict_content_type`` is off;
+    checking those too costs nothing, the app refuses them anyway by default)."""
     for name, value in scope.get("headers", []):
         if name == b"content-type":
             media = value.split(b";", 1)[0].strip().lower()
