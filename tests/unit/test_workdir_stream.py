@@ -16,6 +16,7 @@ from hexrag.adapters.workdir import load_workdir
 from hexrag.adapters.workdir.nanovdb import write_nano_vdb
 from hexrag.adapters.workdir.stream import NanoVectorStream, open_workdir_source
 from hexrag.core.errors import ConfigurationError
+from hexrag.ports.cache import KV_NAMESPACES
 
 DIM = 8
 NAMES = {"entities": "vdb_entities.json", "relationships": "vdb_relationships.json",
@@ -117,7 +118,8 @@ def test_the_source_holds_graph_chunks_and_streams(tmp_path: Path) -> None:
     source = open_workdir_source(wd, embedding_model="m")
     counts = asyncio.run(source.counts())
     assert counts == {"entities": 41, "relationships": 41, "chunks": 41, "nodes": 1,
-                      "edges": 0, "text_chunks": 5, "llm_cache": None}
+                      "edges": 0, "text_chunks": 5, "llm_cache": None, "doc_status": 0,
+                      "fragments": 0, **dict.fromkeys(KV_NAMESPACES)}
     assert isinstance(source.relationships, NanoVectorStream)
     stream_mod.close_workdir_source(source)
 

@@ -411,20 +411,7 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
     timings[TEXT_CHUNKS_FILE] = time.perf_counter() - t0
     cache = load_llm_cache(directory)
 
-    documents = MemoryDocumentStore()
-    raw_docs = require_records(read_json_kv(directory / DOC_STATUS_FILE),
-                               directory / DOC_STATUS_FILE)
-    raw_fragments = require_records(read_json_kv(directory / FRAGMENTS_FILE),
-                                    directory / FRAGMENTS_FILE)
-    if raw_docs or raw_fragments:
-        try:
-            documents.load(raw_docs or {}, (raw_fragments or {}).values())
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ConfigurationError(
-                f"{directory / DOC_STATUS_FILE} or {directory / FRAGMENTS_FILE}: a record of "
-                f"the wrong shape ({type(exc).__name__}: {exc})"[:500]
-            ) from exc
-
+    documents = load_documents(directory)
     kv = load_kv(directory)
     extra: dict[str, bytes] = {}
     for name in _lightrag_files(directory):
@@ -456,6 +443,25 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
 _SECTION_FILES = frozenset({
     TEXT_CHUNKS_FILE, LLM_CACHE_FILE, *(kv_file_name(ns) for ns in KV_NAMESPACES),
 })
+
+
+def load_documents(directory: Path) -> MemoryDocumentStore:
+    """The document status rows and description fragments of ``directory``
+    (``kv_store_doc_status.json``, ``kv_store_hexrag_fragments.json``; absent: none)."""
+    documents = MemoryDocumentStore()
+    raw_docs = require_records(read_json_kv(directory / DOC_STATUS_FILE),
+                               directory / DOC_STATUS_FILE)
+    raw_fragments = require_records(read_json_kv(directory / FRAGMENTS_FILE),
+                                    directory / FRAGMENTS_FILE)
+    if raw_docs or raw_fragments:
+        try:
+            documents.load(raw_docs or {}, (raw_fragments or {}).values())
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ConfigurationError(
+                f"{directory / DOC_STATUS_FILE} or {directory / FRAGMENTS_FILE}: a record of "
+                f"the wrong shape ({type(exc).__name__}: {exc})"[:500]
+            ) from exc
+    return documents
 
 
 def load_chunk_store(directory: Path) -> MemoryChunkStore:

@@ -5,8 +5,9 @@
 only lists the records once. :func:`open_workdir_source` gives the three vector sections as
 :class:`NanoVectorStream` objects that read their NanoVectorDB file sequentially, a page at a
 time, so the largest files (the relation vectors: 760 MB at 100k entities) never sit in
-memory; the graph, the text chunks and the LLM cache are loaded as :func:`load_workdir` loads
-them (they are the small part).
+memory; the graph, the text chunks, the LLM cache, the documents (status rows, fragments)
+and LightRAG's key-value namespaces are loaded as :func:`load_workdir` loads them (they are
+the small part).
 
 A page holds what the loaded index's ``scan_records`` returns for the same rows, bit for bit
 (the same record fields, the matrix rows L2-normalised with NanoVectorDB's arithmetic, in file
@@ -291,8 +292,9 @@ def _row_cursor(cursor: str) -> int:
 def open_workdir_source(path: str | Path, *, embedding_model: str | None = None) -> Any:
     """The stores of the working directory ``path`` for a copy (migration, export): a
     :class:`~hexrag.transfer.StackStores` whose vector sections are
-    :class:`NanoVectorStream` objects (scan-only) and whose graph, chunk store and cache are
-    loaded as :func:`~hexrag.adapters.workdir.load_workdir` loads them.
+    :class:`NanoVectorStream` objects (scan-only) and whose graph, chunk store, cache,
+    documents and key-value namespaces are loaded as
+    :func:`~hexrag.adapters.workdir.load_workdir` loads them.
 
     The directory must hold the three ``vdb_*.json`` files (an absent one is an empty
     section only when it is absent altogether: use :func:`load_workdir` for partial
@@ -301,11 +303,13 @@ def open_workdir_source(path: str | Path, *, embedding_model: str | None = None)
     """
     from hexrag.transfer.archive import StackStores
 
+    from .kv import load_kv
     from .stack import (
         GRAPH_FILE,
         VDB_FILES,
         _gc_paused,
         load_chunk_store,
+        load_documents,
         load_graph,
         load_llm_cache,
     )
@@ -329,6 +333,8 @@ def open_workdir_source(path: str | Path, *, embedding_model: str | None = None)
             graph = load_graph(directory / GRAPH_FILE)
             chunk_store = load_chunk_store(directory)
             cache = load_llm_cache(directory)
+            documents = load_documents(directory)
+            kv = load_kv(directory)
     except BaseException:
         for opened in streams.values():
             opened.close()
@@ -341,6 +347,8 @@ def open_workdir_source(path: str | Path, *, embedding_model: str | None = None)
         chunk_store=chunk_store,
         cache=cache,
         embedding_model=embedding_model,
+        documents=documents,
+        kv=dict(kv),
     )
 
 
