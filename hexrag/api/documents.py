@@ -11,7 +11,9 @@ what this process has queued - and ``GET /documents/pipeline_status`` says wheth
 pipeline is busy. ``DELETE /documents/delete_document`` (LightRAG's body: ``doc_ids``) queues
 an exact deletion (:meth:`hexrag.core.ingestion.Ingestor.delete_documents`) behind the
 ingestions already queued. A failed document records a short error and never fails the
-server. A stack without an LLM answers 503 naming the missing setting.
+server; one that failed because a store was unreachable or timed out is tried again with
+backoff until the store is back (:mod:`hexrag.api.ingest_retry`; the waiting retries are in the
+pipeline status). A stack without an LLM answers 503 naming the missing setting.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Annotated, Any, Literal
 from fastapi import FastAPI, File, Form, UploadFile
 from pydantic import BaseModel, Field, field_validator
 
+from hexrag.api.ingest_retry import RetryBook
 from hexrag.api.models import _check_text
 from hexrag.core.documents import DocRecord, content_summary, encode_file_path
 from hexrag.core.errors import ConfigurationError, HexragError, InvalidQuery
@@ -169,6 +172,9 @@ class DocumentQueue:
     history: deque[str] = field(default_factory=lambda: deque(maxlen=50))
     run_done: int = 0
     _task: asyncio.Task[None] | None = None
+    #: documents failed on an unreachable or timed-out store, tried again with backoff
+    #: (:mod:`hexrag.api.ingest_retry`)
+    retries: RetryBook = field(default_factory=RetryBook)
 
     async def submit(self, texts: list[str], sources: list[str | None],
                      meta: dict[str, str | None]) -> InsertResponse:
@@ -283,18 +289,33 @@ class DocumentQueue:
             self.latest_message = f"processing {doc.id}"
             try:
                 report = await self.ingestor.ingest_text(
-                    doc.text, file_path=doc.file_path, metadata=doc.metadata
+                    doc.text, file_path=doc.file_path, metadata=doc.metadata, doc_id=doc.id
                 )
             except Exception as exc:  # recorded on the document, never raised
                 message = str(exc) if isinstance(exc, HexragError) else type(exc).__name__
                 doc.status, doc.error_msg = "failed", message[:300]
+                retry = self.retries.after_failure(doc.id, exc, self._requeue)
+                if retry:
+                    doc.error_msg = f"{message[:300]} ({retry})"
             else:
                 doc.status, doc.chunks_count = "processed", len(report.chunk_ids)
                 doc.text = doc.text[:100]  # the summary is all that is shown from now on
+                self.retries.forget(doc.id)
+                retry = None
             doc.updated_at = _now()
-            self.latest_message = f"{doc.status} {doc.id}"
+            self.latest_message = f"{doc.status} {doc.id}" + (f" ({retry})" if retry else "")
             self.run_done += 1
         self.busy = False
+
+    def _requeue(self, doc_id: str) -> None:
+        """Queue a failed document again (its retry is due)."""
+        doc = self.docs.get(doc_id)
+        if doc is None or doc.status != "failed" or doc_id in self.queue:
+            return  # deleted, sent again or already queued meanwhile
+        doc.status, doc.updated_at = "pending", _now()
+        self.queue.append(doc_id)
+        self.latest_message = f"retrying {doc_id}"
+        self._kick()
 
     async def _delete(self, job: _Deletion) -> None:
         assert self.ingestor is not None
@@ -348,6 +369,7 @@ class DocumentQueue:
             "queued_deletions": sum(isinstance(i, _Deletion) for i in self.queue),
             "job_name": "hexrag ingestion",
             "latest_message": self.latest_message,
+            **self.retries.view(),
         }
 
 
