@@ -25,7 +25,7 @@ from multiprocessing.process import BaseProcess
 from hexrag.core.errors import BackendUnavailable, InvalidDocument
 from hexrag.parsers import ParseLimits
 
-__all__ = ["ParsePool", "shared_pool"]
+__all__ = ["ParsePool", "close_pools", "shared_pool"]
 
 #: How long a new worker may take to start (import Python, hexrag and pypdf).
 START_TIMEOUT = 60.0
@@ -192,3 +192,11 @@ def shared_pool(limits: ParseLimits | None = None) -> ParsePool:
         if pool is None:
             pool = _POOLS[limits] = ParsePool(limits)
         return pool
+
+
+def close_pools() -> None:
+    """Stop the workers of every shared pool (they start again on the next parse)."""
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+    for pool in pools:
+        pool.close()
