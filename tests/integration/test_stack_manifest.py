@@ -1,0 +1,322 @@
+"""The stack records its embedding model (issue 21, point 1): a manifest inside the stack on
+every backend (a working directory's file, a PostgreSQL row in a hexrag table, a Redis key,
+a memory value); every command uses the recorded model when none is named, refuses another
+one, and writes the manifest only at the first write. Real backends: working directories
+through the real command line (with the scripted OpenAI-compatible server as the LLM),
+PostgreSQL (pgserver), Milvus Lite + redis-server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hexrag.adapters.memory.manifest import MemoryManifestStore
+from hexrag.adapters.postgres.manifest import PgManifestStore
+from hexrag.adapters.redis.manifest import RedisManifestStore
+from hexrag.adapters.workdir.manifest import MANIFEST_FILE, WorkdirManifestStore
+from hexrag.bootstrap import build_stack
+from hexrag.config import StackConfig
+from hexrag.core.errors import ConfigurationError
+from hexrag.devtools.scripted_kg import chat_responder
+from hexrag.devtools.scripted_openai import ScriptedOpenAIServer
+from hexrag.ports.stack import ManifestStore, StackManifest
+from tests.integration.stack_models import SALTED
+from tests.services.milvus import milvus_uri  # noqa: F401
+from tests.services.postgres import pg_dsn, pg_pool, pg_schema  # noqa: F401
+from tests.services.redis import redis_client, redis_server, redis_workspace  # noqa: F401
+
+SALTED_SPEC = "tests.integration.stack_models:SALTED"
+OTHER_SPEC = "tests.integration.stack_models:OTHER"
+CRM = ("Acme CRM syncs contacts with Mailchimp every night. Mailchimp sends the Newsletter. "
+       "Acme CRM exports Invoices to Xero for Finance teams.")
+ERP = "Acme ERP books Invoices in Xero. Xero reports to Finance. Acme ERP plans Inventory."
+HR = "Acme HR pays Salaries through Xero. Xero informs Finance about Payroll."
+CHUNKING = ("--chunk-size", "20", "--chunk-overlap", "4")
+MANIFEST = StackManifest(embedding_model="salted-hashing", embedding_dim=64,
+                         embedder=SALTED_SPEC, layout="hexrag", workspace="w")
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith("HEXRAG_") and name not in (
+            "HEXRAG_REQUIRE_BACKENDS", "HEXRAG_POSTGRES_DSN", "HEXRAG_REDIS_URL",
+            "HEXRAG_MILVUS_URI",
+        ):
+            monkeypatch.delenv(name)
+    for name in ("LLM_BINDING", "EMBEDDING_BINDING", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+                 "LLM_BINDING_HOST", "EMBEDDING_DIM", "LLM_MODEL", "WORKSPACE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer() as s:
+        s.set_chat_responder(chat_responder)
+        yield s
+
+
+def _cli(server: ScriptedOpenAIServer | None, *args: str) -> subprocess.CompletedProcess[str]:
+    """``hexrag ARGS``; without ``server`` no LLM variable at all (read-only commands)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "LLM_", "HEXRAG_EMBEDDER"))}
+    if server is not None:
+        env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="test")
+    return subprocess.run([sys.executable, "-m", "hexrag.cli", *args], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=Path(__file__).parents[2])
+
+
+def _docs(tmp_path: Path, **texts: str) -> Path:
+    folder = tmp_path / f"docs-{uuid.uuid4().hex[:6]}"
+    folder.mkdir()
+    for name, text in texts.items():
+        (folder / f"{name}.txt").write_text(text, encoding="utf-8")
+    return folder
+
+
+async def _vectors_match(stores: Any, model: Any) -> int:
+    """Every stored entity and relation vector is ``model``'s embedding of its content
+    (cosine > 0.999, as stored); returns how many were compared."""
+    compared = 0
+    for section in ("entities", "relationships"):
+        index = getattr(stores, section)
+        cursor = None
+        while True:
+            page = await index.scan_records(cursor, limit=500)
+            for record in page.items:
+                want = (await model.embed([record.content]))[0]
+                got = np.asarray(record.vector, dtype=np.float64)
+                cos = float(got @ want / (np.linalg.norm(got) * np.linalg.norm(want)))
+                assert cos > 0.999, (section, record.id, cos)
+                compared += 1
+            cursor = page.cursor
+            if cursor is None:
+                break
+    return compared
+
+
+# ----------------------------------------------------------------------- the adapters
+
+
+async def _round_trip(store: ManifestStore) -> None:
+    assert await store.read() is None
+    await store.write(MANIFEST)
+    assert await store.read() == MANIFEST
+    moved = StackManifest(embedding_model="m2", embedding_dim=8, layout="hexrag")
+    await store.write(moved)
+    assert await store.read() == moved
+
+
+async def test_memory_and_workdir_manifests(tmp_path: Path) -> None:
+    await _round_trip(MemoryManifestStore())
+    store = WorkdirManifestStore(tmp_path / "wd")
+    await store.write(MANIFEST)
+    assert not (tmp_path / "wd" / MANIFEST_FILE).exists()  # held until the commit
+    store.flush()
+    assert await WorkdirManifestStore(tmp_path / "wd").read() == MANIFEST
+    (tmp_path / "wd" / MANIFEST_FILE).write_text('{"format_version": 99, '
+                                                 '"embedding_model": "x", "embedding_dim": 3}')
+    with pytest.raises(ConfigurationError, match="upgrade hexrag"):
+        await WorkdirManifestStore(tmp_path / "wd").read()
+
+
+async def test_postgres_manifest_rows(pg_pool: Any, pg_schema: str) -> None:  # noqa: F811
+    hexrag_layout = PgManifestStore(pg_pool, schema=pg_schema, table_prefix="kb")
+    assert await hexrag_layout.read() is None
+    tables = await pg_pool.fetch(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = $1", pg_schema)
+    assert tables == []  # reading creates nothing
+    await _round_trip(hexrag_layout)
+    # beside a LightRAG deployment: one row per LightRAG workspace in hexrag_manifest
+    one = PgManifestStore(pg_pool, schema=pg_schema, table_prefix="hexrag", key="stack.a")
+    two = PgManifestStore(pg_pool, schema=pg_schema, table_prefix="hexrag", key="stack.b")
+    await one.write(MANIFEST)
+    assert await two.read() is None and await one.read() == MANIFEST
+    names = {r["table_name"] for r in await pg_pool.fetch(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = $1", pg_schema)}
+    assert names == {"kb_manifest", "hexrag_manifest"}
+
+
+async def test_redis_manifest_key(redis_client: Any, redis_workspace: str) -> None:  # noqa: F811
+    store = RedisManifestStore(redis_client, workspace=redis_workspace)
+    await _round_trip(store)
+    assert await redis_client.exists(f"{redis_workspace}:manifest:stack") == 1
+
+
+# ----------------------------------------------------------- stacks built from configuration
+
+
+async def test_postgres_stack_records_and_enforces_its_model(
+    pg_dsn: str, pg_schema: str  # noqa: F811
+) -> None:
+    base = {"vector_index": pg_dsn, "graph_store": pg_dsn, "chunk_store": pg_dsn,
+            "cache": pg_dsn, "postgres_schema": pg_schema}
+    first = await build_stack(StackConfig(**base, embedder=SALTED_SPEC))
+    try:
+        assert first.model is not None and first.model.recorded is None
+        await first.record_model()  # the first write records the model
+    finally:
+        await first.aclose()
+    row = await _pg_row(pg_dsn, pg_schema)
+    assert row["embedding_model"] == "salted-hashing" and row["embedding_dim"] == 64
+    assert row["embedder"] == SALTED_SPEC and row["layout"] == "hexrag"
+
+    again = await build_stack(StackConfig(**base))  # no embedder named: the recorded one
+    try:
+        assert again.engine.embedder.model_name == "salted-hashing"
+    finally:
+        await again.aclose()
+    with pytest.raises(ConfigurationError, match="was built with the embedding model "
+                                                 "'salted-hashing'"):
+        await build_stack(StackConfig(**base, embedder=OTHER_SPEC))
+
+
+async def _pg_row(dsn: str, schema: str) -> dict[str, Any]:
+    import asyncpg
+
+    conn = await asyncpg.connect(dsn)
+    try:
+        raw = await conn.fetchval(
+            f'SELECT value::text FROM "{schema}".hexrag_manifest WHERE key = $1', "stack")
+    finally:
+        await conn.close()
+    return dict(json.loads(raw))
+
+
+async def test_milvus_redis_stack_keeps_its_manifest_in_redis(
+    milvus_uri: str, redis_server: str, redis_client: Any  # noqa: F811
+) -> None:
+    namespace = f"m{uuid.uuid4().hex[:8]}"
+    base = {"vector_index": f"milvus://{milvus_uri}" if milvus_uri.endswith(".db")
+            else milvus_uri, "chunk_store": redis_server, "cache": redis_server,
+            "namespace": namespace}
+    stack = await build_stack(StackConfig(**base, embedder=SALTED_SPEC))
+    try:
+        await stack.record_model()
+    finally:
+        await stack.aclose()
+    raw = await redis_client.get(f"{namespace}:manifest:stack")
+    assert json.loads(raw)["embedding_model"] == "salted-hashing"
+    again = await build_stack(StackConfig(**base))
+    try:
+        assert again.engine.embedder.model_name == "salted-hashing"
+    finally:
+        await again.aclose()
+    with pytest.raises(ConfigurationError, match="salted-hashing"):
+        await build_stack(StackConfig(**base, embedder=OTHER_SPEC))
+
+
+# ------------------------------------------------------------ the command line, directories
+
+
+def test_working_directory_commands_use_the_recorded_model(
+    server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    rag = tmp_path / "rag"
+    docs = _docs(tmp_path, crm=CRM, erp=ERP)
+    done = _cli(server, "ingest", str(docs), "--stack", str(rag), "--llm", "openai:scripted",
+                "--embedder", SALTED_SPEC, *CHUNKING)
+    assert done.returncode == 0, done.stderr[-3000:]
+    recorded = json.loads((rag / MANIFEST_FILE).read_text())
+    assert recorded["embedding_model"] == "salted-hashing" and recorded["embedding_dim"] == 64
+    assert recorded["embedder"] == SALTED_SPEC and recorded["layout"] == "workdir"
+
+    # another model is refused, with a message naming both and the way out
+    wrong = _cli(server, "ingest", str(_docs(tmp_path, hr=HR)), "--stack", str(rag),
+                 "--llm", "openai:scripted", "--embedder", OTHER_SPEC, *CHUNKING)
+    assert wrong.returncode == 2, wrong.stderr
+    assert "salted-hashing" in wrong.stderr and "--re-embed" in wrong.stderr
+    for command in (("query", "Xero", "--stack", str(rag), "--embedder", OTHER_SPEC),
+                    ("check", str(rag), "--embedder", OTHER_SPEC)):
+        refused = _cli(None, *command)
+        if command[0] == "check" and "No such option" in refused.stderr:
+            continue  # check takes no --embedder: it never embeds
+        assert refused.returncode == 2 and "salted-hashing" in refused.stderr, refused.stderr
+
+    # ingest without --embedder writes vectors of the recorded model
+    more = _cli(server, "ingest", str(_docs(tmp_path, hr=HR)), "--stack", str(rag),
+                "--llm", "openai:scripted", *CHUNKING)
+    assert more.returncode == 0, more.stderr[-3000:]
+    # read-only commands need no LLM key, and check shows the recorded model
+    checked = _cli(None, "check", str(rag), "--json")
+    assert json.loads(checked.stdout)["stores"]["entities"]["model"] == "salted-hashing", (
+        checked.stdout[:2000] + checked.stderr[-2000:])
+    listed = _cli(None, "documents", "--stack", str(rag), "--json")
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    rows = [json.loads(line) for line in listed.stdout.splitlines()]
+    crm = next(r for r in rows if r["file_path"].endswith("crm.txt"))
+    asked = _cli(None, "query", "Who reports to Finance?", "--stack", str(rag), "--json")
+    assert asked.returncode == 0, asked.stderr[-2000:]
+
+    # delete without --embedder re-embeds rebuilt records with the recorded model
+    gone = _cli(server, "delete", crm["id"], "--stack", str(rag), "--llm", "openai:scripted")
+    assert gone.returncode == 0, gone.stderr[-3000:]
+    report = json.loads(gone.stdout)
+    assert report["deleted"] == [crm["id"]] and report["entities_rebuilt"] >= 1, report
+
+    import asyncio
+
+    from hexrag.bootstrap import open_stack
+
+    async def compare() -> int:
+        opened = await open_stack(rag)
+        try:
+            assert opened.engine.embedder.model_name == "salted-hashing"
+            return await _vectors_match(opened.stores, SALTED)
+        finally:
+            await opened.aclose()
+
+    assert asyncio.run(compare()) > 5
+
+
+def test_unrecorded_directory_is_recorded_at_the_first_write_only(
+    server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    rag = tmp_path / "rag"
+    done = _cli(server, "ingest", str(_docs(tmp_path, crm=CRM)), "--stack", str(rag),
+                "--llm", "openai:scripted", "--embedder", SALTED_SPEC, *CHUNKING)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (rag / MANIFEST_FILE).unlink()  # as LightRAG or an older hexrag leaves it
+    for command in (("check", str(rag)), ("documents", "--stack", str(rag)),
+                    ("export", str(rag), str(tmp_path / "archive"))):
+        ran = _cli(None, *command)
+        assert ran.returncode == 0, (command, ran.stderr[-2000:])
+        assert not (rag / MANIFEST_FILE).exists(), command
+    archive = json.loads((tmp_path / "archive" / "manifest.json").read_text())
+    assert archive["embedding"]["model"] is None  # unknown, not a guess
+    # a write into vectors of an unrecorded model needs the model named...
+    guess = _cli(server, "ingest", str(_docs(tmp_path, erp=ERP)), "--stack", str(rag),
+                 "--llm", "openai:scripted", *CHUNKING)
+    assert guess.returncode == 2 and "records no embedding model" in guess.stderr
+    # ...and then records it
+    named = _cli(server, "ingest", str(_docs(tmp_path, erp=ERP)), "--stack", str(rag),
+                 "--llm", "openai:scripted", "--embedder", SALTED_SPEC, *CHUNKING)
+    assert named.returncode == 0, named.stderr[-3000:]
+    assert json.loads((rag / MANIFEST_FILE).read_text())["embedding_model"] == "salted-hashing"
+
+    # import and migrate targets record the model of the vectors they receive
+    exported = _cli(None, "export", str(rag), str(tmp_path / "a2"))
+    assert exported.returncode == 0, exported.stderr[-2000:]
+    imported = _cli(None, "import", str(tmp_path / "a2"), str(tmp_path / "copy"))
+    assert imported.returncode == 0, imported.stderr[-2000:]
+    copied = json.loads((tmp_path / "copy" / MANIFEST_FILE).read_text())
+    assert copied["embedding_model"] == "salted-hashing" and copied["embedding_dim"] == 64
+    moved = _cli(None, "migrate", "--from", str(rag), "--to", str(tmp_path / "moved"),
+                 "--no-verify")
+    assert moved.returncode == 0, moved.stderr[-2000:]
+    assert json.loads((tmp_path / "moved" / MANIFEST_FILE).read_text())[
+        "embedding_model"] == "salted-hashing"
+    re_embedded = _cli(None, "migrate", "--from", str(rag), "--to", str(tmp_path / "re"),
+                       "--re-embed", "hashing:16")
+    assert re_embedded.returncode == 0, re_embedded.stderr[-2000:]
+    assert json.loads((tmp_path / "re" / MANIFEST_FILE).read_text())["embedding_dim"] == 16
