@@ -41,7 +41,7 @@ from hexrag.core.deletion import (
     strip_sources,
 )
 from hexrag.core.documents import DocRecord, merge_metadata_fields, metadata_fields
-from hexrag.core.errors import ConfigurationError
+from hexrag.core.errors import BackendError, ConfigurationError
 from hexrag.core.ids import entity_id, relation_id
 from hexrag.core.lightrag_kv import relation_chunk_key, stamp
 from hexrag.core.merging import NO_EVIDENCE, merge_entity, merge_relation, relation_id_of
@@ -195,7 +195,27 @@ class DocumentDeletion:
                 await self._kv[ns].delete_many(report.deleted)
         await docs.delete_docs(report.deleted)
         report.llm_calls = self._calls
+        await self._verify_gone(all_chunks, report)
         return report
+
+    async def _verify_gone(self, chunk_ids: Sequence[str], report: DeleteReport) -> None:
+        """No relation, and no entity the deletion touched, may still cite a deleted chunk:
+        the deletion is then reported as failed, not as a success."""
+        if not chunk_ids:
+            return
+        gone = set(chunk_ids)
+        edges = await self._graph.get_edges_by_chunk_ids(list(chunk_ids))
+        names = list(dict.fromkeys([*report.entities_rebuilt, *report.entities_deleted]))
+        nodes = await self._graph.get_nodes(names) if names else {}
+        citing = [n for n, e in nodes.items()
+                  if gone & set(str(e.source_id or "").split(GRAPH_FIELD_SEP))]
+        if edges or citing:
+            raise BackendError(
+                f"deletion of {len(report.deleted)} document(s) left {len(citing)} entities "
+                f"and {sum(len(v) for v in edges.values())} relations citing deleted chunks "
+                "(changed concurrently, or records no document accounts for): the documents' "
+                "rows are gone but these records still need repair"
+            )
 
     # ------------------------------------------------------------ the replay's edges
 

@@ -307,9 +307,9 @@ class Ingestor(DocumentDeletion):
         (:func:`~hexrag.core.lightrag_kv.lightrag_doc_id`: the file name's hash when
         ``file_path`` is given, the text's otherwise) unless ``doc_id`` is given (LightRAG's
         ``ids``). With a document store, an already processed document is skipped and gets
-        LightRAG's duplicate status row (``dup-...``, failed), the status row goes processing -> processed (or failed, with the
-        error, and nothing written), and the fragments are kept for deletion and scoped
-        descriptions.
+        LightRAG's duplicate status row (``dup-...``, failed), the status row goes
+        processing -> processed (or failed, with the error, and nothing written), and the
+        fragments are kept for deletion and scoped descriptions.
         """
         s = self._settings
         self._calls = self._hits = 0

@@ -305,3 +305,35 @@ def test_without_rows_or_cache_deletion_is_refused(
     with pytest.raises(ConfigurationError, match="no cached extraction"):
         _hexrag_delete(lr_dir, [doc_id], {}, kv=False)
     assert {p.name: p.read_bytes() for p in lr_dir.iterdir()} == before
+
+
+def _unstamped(kv: dict[str, Any]) -> dict[str, Any]:
+    times = {"create_time", "update_time", "updated_at"}
+    return {ns: {k: {f: v for f, v in row.items() if f not in times}
+                 for k, row in rows.items()} for ns, rows in kv.items()}
+
+
+@pytest.mark.parametrize("limits", ["defaults", "keep"])
+def test_replay_deletion_keeps_lightrags_rows(tmp_path: Path, limits: str) -> None:
+    """Deleting a document hexrag ingested (fragments: the replay) leaves the graph, vectors
+    and LightRAG's key-value rows of a fresh build of the other documents."""
+    hx_dir, ids = _hexrag_build(tmp_path / "hx", LIMITS[limits])
+    report = _hexrag_delete(hx_dir, [ids[1]], LIMITS[limits])
+    assert report.deleted == [ids[1]] and report.legacy == 0
+    fresh = tmp_path / "fresh"
+    stack = empty_workdir_stack(DIM)
+    kv = load_kv(fresh)
+    ingestor = _ingestor(stack, kv, LIMITS[limits])
+
+    async def run() -> None:
+        for i, (text, name) in enumerate(DOCS):
+            if i != 1:
+                await ingestor.ingest_text(text, file_path=name)
+
+    asyncio.run(run())
+    save_workdir(stack, fresh)
+    save_kv(fresh, kv, keep_empty=True)
+    want, got = _view(fresh), _view(hx_dir)
+    for part in VIEW_PARTS:
+        assert got[part] == want[part], part
+    assert _unstamped(_kv_files(hx_dir)) == _unstamped(_kv_files(fresh))
