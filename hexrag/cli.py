@@ -897,6 +897,10 @@ def ingest_command(
                            "documents (pending, interrupted or failed), as LightRAG's pipeline "
                            "does.")
     ] = False,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Also ingest again every document whose "
+                           "status is failed, from the text kept on its status row.")
+    ] = False,
     workspace: _WorkspaceOption = None,
 ) -> None:
     """Insert documents into STACK as LightRAG 1.5.7 does: chunks, LLM entity/relation
@@ -913,8 +917,8 @@ def ingest_command(
     settings = _guarded(lambda: ingest_settings(chunk_token_size=chunk_size,
                                                 chunk_overlap_token_size=chunk_overlap))
     extra = _metadata_pairs(metadata or [])
-    if not paths and not resume:
-        _fail("give documents or folders to ingest (or --resume)")
+    if not paths and not resume and not retry_failed:
+        _fail("give documents or folders to ingest (or --resume, --retry-failed)")
     files = _documents(paths) if paths else []
 
     async def go() -> dict[str, int]:
@@ -969,8 +973,9 @@ def ingest_command(
                     totals["llm_calls"] += report.llm_calls
                     totals["llm_cache_hits"] += report.cache_hits
                 bars("documents", len(files), len(files))
-                if resume:
-                    rows = await ingestor.unfinished()
+                if resume or retry_failed:
+                    rows = [r for r in await ingestor.unfinished()
+                            if resume or r.status == "failed"]
                     for row in rows:
                         typer.echo(f"resuming {row.id} ({row.status})", err=True)
                     for result in await ingestor.resume(rows):
@@ -1368,12 +1373,19 @@ def check_command(
     node, source ids that name no stored chunk, chunk vectors without text and chunks without
     a vector, vectors of the wrong dimension or norm 0; warnings: chunks nothing references,
     chunks whose metadata proves no product (scope). Vector dimension and model per store.
+    A working directory's files are each read first: a damaged one is reported by name.
     """
 
     async def go() -> Any:
+        from hexrag.adapters.workdir.validate import validate_workdir
         from hexrag.bootstrap import open_stack
-        from hexrag.transfer import check_stack
+        from hexrag.transfer import CheckReport, check_stack
 
+        if stack.suffix.lower() != ".toml":  # every file of a working directory, read once
+            damaged = await asyncio.to_thread(
+                validate_workdir, stack / workspace if workspace else stack)
+            if damaged:
+                return CheckReport(files=damaged)
         with _Bars() as bars:
             opened = await open_stack(stack, progress=bars.say, workspace=workspace)
             try:
@@ -1387,6 +1399,8 @@ def check_command(
         typer.echo(json.dumps(body, indent=2, ensure_ascii=False))
     else:
         typer.echo("clean" if report.clean else "NOT clean")
+        for name, problem in body["files"].items():
+            typer.echo(f"  error: damaged file {name}: {problem}")
         for group in ("errors", "warnings"):
             for name, count in body[group].items():
                 if count:
