@@ -30,7 +30,7 @@ import pytest
 from hexrag.adapters.memory import HashingEmbedder
 from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.adapters.workdir import empty_workdir_stack, load_workdir, save_workdir
-from hexrag.adapters.workdir.kv import kv_file_name, load_kv, save_kv
+from hexrag.adapters.workdir.kv import kv_file_name
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.ingestion import Ingestor, IngestSettings
 from hexrag.core.merging import MergeSettings
@@ -134,17 +134,18 @@ def _ingestor(stack: Any, kv: dict[str, Any], limits: dict[str, Any]) -> Ingesto
     )
 
 
-def _hexrag_build(out: Path, limits: dict[str, Any]) -> tuple[Path, list[str]]:
+def _hexrag_build(out: Path, limits: dict[str, Any],
+                  docs: list[tuple[str, str]] = DOCS) -> tuple[Path, list[str]]:
+    """hexrag ingests ``docs`` into a working-directory stack (its ``kv`` sections:
+    LightRAG's document-side stores) written at ``out``."""
     stack = empty_workdir_stack(DIM)
-    kv = load_kv(out)  # empty stores
-    ingestor = _ingestor(stack, kv, limits)
+    ingestor = _ingestor(stack, stack.kv, limits)
 
     async def run() -> list[str]:
-        return [(await ingestor.ingest_text(t, file_path=name)).doc_id for t, name in DOCS]
+        return [(await ingestor.ingest_text(t, file_path=name)).doc_id for t, name in docs]
 
     ids = asyncio.run(run())
     save_workdir(stack, out)
-    save_kv(out, kv, keep_empty=True)
     return out, ids
 
 
@@ -199,8 +200,7 @@ def test_ingestion_writes_lightrags_kv_stores(
 
 def test_duplicate_document_gets_lightrags_status_row(tmp_path: Path) -> None:
     stack = empty_workdir_stack(DIM)
-    kv = load_kv(tmp_path)
-    ingestor = _ingestor(stack, kv, {})
+    ingestor = _ingestor(stack, stack.kv, {})
 
     async def run() -> Any:
         first = await ingestor.ingest_text(DOCS[0][0], file_path=DOCS[0][1])
@@ -236,16 +236,12 @@ def test_lightrag_deletes_from_a_hexrag_built_directory(
 
 def _hexrag_delete(path: Path, doc_ids: list[str], limits: dict[str, Any], *,
                    kv: bool = True) -> Any:
+    """hexrag deletes ``doc_ids`` from the working directory ``path`` (with its ``kv``
+    sections, or as a stack that holds none) and writes it back."""
     stack = load_workdir(path, embedder_dim=DIM)
-    stores = load_kv(path) if kv else {}
-    ingestor = _ingestor(stack, stores, limits)
+    ingestor = _ingestor(stack, stack.kv if kv else {}, limits)
     report = asyncio.run(ingestor.delete_documents(doc_ids))
-    for name in list(stack.extra_files):  # written below (or, without kv, left as they were)
-        if kv and name.startswith("kv_store_") and name[9:-5] in KV_NAMESPACES:
-            del stack.extra_files[name]
     save_workdir(stack, path)
-    if kv:
-        save_kv(path, stores, keep_empty=True)
     return report
 
 
@@ -320,19 +316,7 @@ def test_replay_deletion_keeps_lightrags_rows(tmp_path: Path, limits: str) -> No
     hx_dir, ids = _hexrag_build(tmp_path / "hx", LIMITS[limits])
     report = _hexrag_delete(hx_dir, [ids[1]], LIMITS[limits])
     assert report.deleted == [ids[1]] and report.legacy == 0
-    fresh = tmp_path / "fresh"
-    stack = empty_workdir_stack(DIM)
-    kv = load_kv(fresh)
-    ingestor = _ingestor(stack, kv, LIMITS[limits])
-
-    async def run() -> None:
-        for i, (text, name) in enumerate(DOCS):
-            if i != 1:
-                await ingestor.ingest_text(text, file_path=name)
-
-    asyncio.run(run())
-    save_workdir(stack, fresh)
-    save_kv(fresh, kv, keep_empty=True)
+    fresh, _ = _hexrag_build(tmp_path / "fresh", LIMITS[limits], [DOCS[0], *DOCS[2:]])
     want, got = _view(fresh), _view(hx_dir)
     for part in VIEW_PARTS:
         assert got[part] == want[part], part
