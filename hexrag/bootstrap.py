@@ -121,12 +121,14 @@ def compose_ingestor(
     clock: Callable[[], int] | None = None,
     settings: Any = None,
     cache: Any = None,
+    kv: Any = None,
 ) -> Any:
     """An :class:`~hexrag.core.ingestion.Ingestor` over ``stores`` (as for
     :func:`compose_engine`), the extraction ``llm``, the ``embedder`` and the stack's
     ``documents`` store (``None``: ingestion works, deletion and status rows do not).
     ``tokenizer`` defaults to the offline tiktoken ``gpt-4o-mini`` tokenizer, ``clock`` to
-    ``time.time``; ``cache`` (LightRAG's extraction LLM cache) to the stores' ``cache``."""
+    ``time.time``; ``cache`` (LightRAG's extraction LLM cache) to the stores' ``cache``;
+    ``kv`` (LightRAG's document-side stores, namespace -> store) to the stores' ``kv``."""
     import time
 
     from hexrag.core.ingestion import Ingestor
@@ -139,10 +141,12 @@ def compose_ingestor(
         tokenizer = default_tokenizer()
     if cache is None:
         cache = pick("cache")
+    if kv is None:
+        kv = pick("kv")
     return Ingestor(
         **found, llm=llm, embedder=embedder, tokenizer=tokenizer,
         clock=clock or (lambda: int(time.time())), settings=settings, documents=documents,
-        cache=cache,
+        cache=cache, kv=kv,
     )
 
 
