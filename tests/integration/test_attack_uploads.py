@@ -206,6 +206,9 @@ def test_the_parser_process_timeout_and_memory_limit_hold(
                                files={"file": ("slow.docx", bombs["paragraphs.docx"])})
         assert r.status_code == 422 and "PARSE_TIMEOUT" in r.text, r.text
         monkeypatch.setenv("PARSE_TIMEOUT", "60")
+        warm = server.client.post("/documents/upload",  # starts this pool's worker
+                                  files={"file": ("warm.docx", tiny_docx(["Warm up."]))})
+        assert warm.status_code == 200, warm.text
         watch = Watch(server.url)
         try:
             r = server.client.post("/documents/upload",
@@ -274,3 +277,35 @@ def test_a_single_file_part_behaves_as_lightrags_upload(live: LiveServer) -> Non
     assert "files:" not in body["message"]
     docs = _wait_idle(live)
     assert docs["one.pdf"] == "processed" and docs["warm.docx"] == "processed", docs
+
+
+def test_hexrag_ingest_applies_the_same_limits(bombs: dict[str, bytes], tmp_path: Any) -> None:
+    """``hexrag ingest`` parses in-process under the same limits: the bombs are reported as
+    failed documents naming the limit (lowered here through the environment), the valid
+    document beside them is ingested."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from hexrag.devtools.scripted_kg import chat_responder
+    from hexrag.devtools.scripted_openai import ScriptedOpenAIServer
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "paragraphs.docx").write_bytes(bombs["paragraphs.docx"])
+    (docs / "inflate.docx").write_bytes(bombs["inflate.docx"])
+    (docs / "ok.docx").write_bytes(tiny_docx(["Acme CRM syncs contacts with Mailchimp."]))
+    with ScriptedOpenAIServer() as server:
+        server.set_chat_responder(chat_responder)
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test",
+               "MAX_DOCUMENT_ELEMENTS": "100000"}
+        done = subprocess.run(
+            [sys.executable, "-m", "hexrag.cli", "ingest", str(docs), "--stack",
+             str(tmp_path / "rag"), "--llm", "openai:scripted", "--embedder", "hashing:64"],
+            capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    assert "paragraphs.docx is over MAX_DOCUMENT_ELEMENTS (100,000" in done.stderr, done.stderr
+    assert "inflate.docx is over MAX_DECOMPRESSED_BYTES" in done.stderr, done.stderr
+    totals = json.loads(done.stdout.split(": ", 1)[1])
+    assert totals["documents"] == 1 and totals["failed"] == 2, totals
