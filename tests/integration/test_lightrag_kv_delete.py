@@ -80,7 +80,7 @@ def _merge_settings(limits: dict[str, Any]) -> MergeSettings:
 
 def _lightrag(root: Path, workspace: str, monkeypatch: pytest.MonkeyPatch, *,
               limits: dict[str, Any], insert: list[tuple[str, str]] | None = None,
-              delete: list[str] | None = None) -> Path:
+              delete: list[str] | None = None, force_summary: int = 3) -> Path:
     """Run LightRAG on ``root/workspace``: insert ``insert`` (text, file name), then
     ``adelete_by_doc_id`` each of ``delete`` (which must succeed)."""
     register_offline_tiktoken()
@@ -100,7 +100,8 @@ def _lightrag(root: Path, workspace: str, monkeypatch: pytest.MonkeyPatch, *,
             working_dir=str(root), workspace=workspace,
             embedding_func=lightrag_embedding_func(HashingEmbedder(DIM)),
             llm_model_func=llm, tokenizer=TiktokenTokenizer("gpt-4o-mini"),
-            chunk_token_size=20, chunk_overlap_token_size=4, force_llm_summary_on_merge=3,
+            chunk_token_size=20, chunk_overlap_token_size=4,
+            force_llm_summary_on_merge=force_summary,
             enable_llm_cache=False, enable_llm_cache_for_entity_extract=True, **limits,
         )
         await rag.initialize_storages()
@@ -321,3 +322,34 @@ def test_replay_deletion_keeps_lightrags_rows(tmp_path: Path, limits: str) -> No
     for part in VIEW_PARTS:
         assert got[part] == want[part], part
     assert _unstamped(_kv_files(hx_dir)) == _unstamped(_kv_files(fresh))
+
+
+def test_cli_delete_on_a_lightrag_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``hexrag delete`` on a directory LightRAG built (LightRAG's default settings, so the
+    rebuild needs no LLM): it succeeds, nothing cites the deleted chunks any more, and the
+    directory equals LightRAG's own deletion (graph, vectors, key-value files)."""
+    from typer.testing import CliRunner
+
+    from hexrag.cli import app
+
+    for var in ("FORCE_LLM_SUMMARY_ON_MERGE", "MAX_SOURCE_IDS_PER_ENTITY",
+                "MAX_SOURCE_IDS_PER_RELATION", "SOURCE_IDS_LIMIT_METHOD", "MAX_FILE_PATHS"):
+        monkeypatch.delenv(var, raising=False)
+    lr_dir = _lightrag(tmp_path / "lr", "lr" + uuid.uuid4().hex[:8], monkeypatch, limits={},
+                       insert=DOCS, force_summary=8)
+    doc_id = sorted(_kv_files(lr_dir)["full_docs"])[2]
+    status = json.loads((lr_dir / "kv_store_doc_status.json").read_text(encoding="utf-8"))
+    gone = set(status[doc_id]["chunks_list"])
+    root, ws = _copy(lr_dir, tmp_path / "lr_del")
+    want = _lightrag(root, ws, monkeypatch, limits={}, delete=[doc_id], force_summary=8)
+    root, ws = _copy(lr_dir, tmp_path / "hx_del")
+    got = root / ws
+    monkeypatch.setattr(time, "time", lambda: float(NOW))
+    result = CliRunner().invoke(app, ["delete", doc_id, "--stack", str(got),
+                                      "--embedder", f"hashing:{DIM}"])
+    monkeypatch.undo()
+    assert result.exit_code == 0, result.output
+    assert _cites(got, gone) == []
+    _assert_same(want, got)
