@@ -20,8 +20,8 @@ source's scan order.
 A fresh migration (no state file) refuses a non-empty target unless ``overwrite``, and a
 target whose vector dimension or embedding model differs (``re_embed`` recomputes the vectors
 from each record's stored ``content``, LightRAG's content formats, with the target's model:
-no LLM call). :func:`verify_migration` compares the record counts and the ``query_data`` of
-sample queries on both stacks.
+no LLM call). :func:`verify_migration` compares per-section digests (counts and content
+checksums) and golden queries, searched exactly and compared tie-aware, on both stacks.
 """
 
 from __future__ import annotations
@@ -48,7 +48,15 @@ from hexrag.transfer.archive import (
     _require_empty,
     check_fits,
 )
-from hexrag.transfer.sections import VECTOR_SECTIONS, plan_sections, scanner, writer
+from hexrag.transfer.compare import golden_searches
+from hexrag.transfer.digests import compare_digests, stack_digests
+from hexrag.transfer.sections import (
+    VECTOR_SECTIONS,
+    held_sections,
+    plan_sections,
+    scanner,
+    writer,
+)
 
 __all__ = ["MigrationResult", "migrate_stack", "sample_queries", "verify_migration"]
 
@@ -281,49 +289,84 @@ async def verify_migration(
     queries: list[dict[str, Any]] | None = None,
     modes: Sequence[str] = MODES,
     exact_search: bool = True,
+    page_size: int = DEFAULT_SCAN_LIMIT,
 ) -> dict[str, Any]:
-    """Counts per store and ``query_data`` of sample queries in every mode, on both stacks.
+    """Whether ``target`` holds exactly what ``source`` holds, and answers the same.
 
-    Vector indexes that may search approximately and can be switched
-    (:class:`~hexrag.ports.ExactSearchSwitch`, e.g. pgvector's HNSW) search exactly on both
-    sides meanwhile (``exact_search``): a difference then means a record differs, not that an
-    ANN index missed a neighbour. They are switched back afterwards.
+    1. **Digests** (:mod:`hexrag.transfer.digests`): every section either stack holds is
+       scanned on both sides; its record count and order-independent checksum (vectors by
+       their float32 bytes) must be equal. A missing record, a changed text, a vector moved
+       by one unit in the last place, a section the target lacks: each fails here.
+    2. **Golden queries** (``queries``, default :func:`sample_queries` of the source), with
+       exact search on **both** sides: every vector index that may search approximately and
+       can be switched (:class:`~hexrag.ports.ExactSearchSwitch`: pgvector's HNSW,
+       LightRAG's PostgreSQL tables) searches exactly meanwhile, and is switched back after.
+       Each query's three vector searches are compared tie-aware
+       (:func:`hexrag.transfer.compare.compare_hits`); where the hits are identical, its
+       ``query_data`` in every mode must be identical too; where they differ only in the
+       order of equally scored records, ``query_data`` may legitimately differ and is not
+       compared (counted in ``tie_equivalent``).
 
-    Returns ``{"ok", "counts": {section: [source, target]}, "queries": n, "mismatches": [...],
-    "exact_search": [...]}`` (``exact_search``: the indexes that were switched, as
-    ``"source entities"`` ...).
+    Returns ``{"ok", "counts": {section: [source, target]}, "digests": {section: {"source",
+    "target"}}, "queries", "tie_equivalent", "mismatches": [...], "exact_search": [...]}``
+    (``exact_search``: the indexes that were switched, as ``"source entities"`` ...).
     """
+    sections = held_sections(source) + [
+        n for n in held_sections(target) if n not in held_sections(source)
+    ]
+    mine = set(held_sections(source))
+    theirs = set(held_sections(target))
+    digest_a = await stack_digests(source, [n for n in sections if n in mine],
+                                   page_size=page_size)
+    digest_b = await stack_digests(target, [n for n in sections if n in theirs],
+                                   page_size=page_size)
+    mismatches = compare_digests(digest_a, digest_b)
+    counts = {
+        n: [digest_a.get(n, {}).get("count"), digest_b.get(n, {}).get("count")]
+        for n in sections
+    }
     switched: list[tuple[str, Any, bool]] = []  # (name, index, its previous setting)
     if exact_search:
-        for side, stores in (("source", source), ("target", target)):
+        for side, engine in (("source", source_engine), ("target", target_engine)):
             for section in VECTOR_SECTIONS:
-                index: Any = stores.vector_index(section)
+                index: Any = getattr(engine.stores, section)
                 if isinstance(index, ExactSearchSwitch):
                     switched.append((f"{side} {section}", index, index.set_exact_search(True)))
     try:
-        report = await _compare_stacks(source, target, source_engine, target_engine,
-                                       queries=queries, modes=modes)
+        report = await _compare_answers(source, source_engine, target_engine,
+                                        queries=queries, modes=modes)
     finally:
         for _name, index, previous in reversed(switched):
             index.set_exact_search(previous)
-    report["exact_search"] = [name for name, _index, _previous in switched]
-    return report
+    mismatches += report["mismatches"]
+    return {
+        "ok": not mismatches,
+        "counts": counts,
+        "digests": {n: {"source": digest_a.get(n), "target": digest_b.get(n)} for n in sections},
+        "queries": report["queries"],
+        "tie_equivalent": report["tie_equivalent"],
+        "mismatches": mismatches,
+        "exact_search": [name for name, _index, _previous in switched],
+    }
 
 
-async def _compare_stacks(
+async def _compare_answers(
     source: StackStores,
-    target: StackStores,
     source_engine: QueryEngine,
     target_engine: QueryEngine,
     *,
     queries: list[dict[str, Any]] | None,
     modes: Sequence[str],
 ) -> dict[str, Any]:
-    a, b = await source.counts(), await target.counts()
-    counts = {k: [a[k], b[k]] for k in a if a[k] is not None}
-    mismatches: list[str] = [f"{k}: {x} vs {y}" for k, (x, y) in counts.items() if x != y]
     queries = queries if queries is not None else await sample_queries(source)
-    for q in queries:
+    verdicts, mismatches = await golden_searches(
+        source_engine.stores, target_engine.stores, source_engine.embedder, queries
+    )
+    compared = ties = 0
+    for q, verdict in zip(queries, verdicts, strict=True):
+        if verdict != "same":
+            ties += verdict == "ties"
+            continue
         for mode in modes:
             param = QueryParam(
                 mode=mode,  # type: ignore[arg-type]
@@ -332,11 +375,7 @@ async def _compare_stacks(
             )
             x = await source_engine.query_data(q["query"], param)
             y = await target_engine.query_data(q["query"], param)
+            compared += 1
             if x.get("data") != y.get("data"):
                 mismatches.append(f"query {q['query']!r} mode={mode}: results differ")
-    return {
-        "ok": not mismatches,
-        "counts": counts,
-        "queries": len(queries) * len(modes),
-        "mismatches": mismatches,
-    }
+    return {"queries": compared, "tie_equivalent": ties, "mismatches": mismatches}

@@ -57,6 +57,43 @@ def _normalise_rows_like_nanovectordb(matrix: np.ndarray) -> None:
             np.divide(block, norms, out=block, where=norms > 0)
 
 
+def _differs(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two float32 vectors differ in any bit."""
+    return bool(np.any(a.view(np.uint32) != b.view(np.uint32)))
+
+
+def _remember_stored(
+    stored: dict[str, np.ndarray], records: Sequence[VectorRecord], block: np.ndarray
+) -> None:
+    """Keep, by id, each upserted vector (as float32) whose normalised row differs from it;
+    forget the ids whose row is the vector itself. The last write of an id wins."""
+    for i, r in enumerate(records):
+        raw = np.ascontiguousarray(r.vector, dtype=np.float32).reshape(-1)
+        if _differs(raw, block[i]):
+            stored[r.id] = raw.copy()
+        else:
+            stored.pop(r.id, None)
+
+
+def _normalise_keeping_stored(
+    matrix: np.ndarray, ids: Sequence[str], tie_order: str
+) -> dict[str, np.ndarray]:
+    """Normalise ``matrix`` in place (block by block, the index's arithmetic) and return,
+    by id, the original rows that normalising changed."""
+    stored: dict[str, np.ndarray] = {}
+    for s in range(0, matrix.shape[0], 4096):
+        block = matrix[s : s + 4096]
+        before = block.copy()
+        if tie_order == "nanovectordb":
+            _normalise_rows_like_nanovectordb(block)
+        else:
+            _normalise_rows(block)
+        changed = np.flatnonzero(np.any(before.view(np.uint32) != block.view(np.uint32), axis=1))
+        for k in changed.tolist():
+            stored[ids[s + k]] = before[k].copy()
+    return stored
+
+
 def _nano_normalised(vector: Any) -> np.ndarray:
     """NanoVectorDB's upsert: ``v / np.linalg.norm(v, axis=-1, keepdims=True)`` in the
     vector's own dtype, then float32 (a zero vector stays zero here; NaN there, which
@@ -262,6 +299,8 @@ class MemoryVectorIndex:
         self._row: dict[str, int] = {}
         self._scope: _ScopeIndex | None = None
         self._pf = Int8Prefilter(0, self._dim)
+        # the vector as stored, for rows whose normalised row differs from it in any bit
+        self._stored: dict[str, np.ndarray] = {}
         self._pf_misses = 0  # searches in a row the prefilter could not narrow
         self._pf_skip = 0  # searches left that go straight to the full product
 
@@ -301,10 +340,7 @@ class MemoryVectorIndex:
         if len(row) != len(ids):
             raise ConfigurationError("from_arrays: duplicate record ids")
         if not normalized:
-            if tie_order == "nanovectordb":
-                _normalise_rows_like_nanovectordb(matrix)
-            else:
-                _normalise_rows(matrix)
+            index._stored = _normalise_keeping_stored(matrix, ids, tie_order)
         index._matrix = matrix
         index._pf = Int8Prefilter(matrix.shape[0], index._dim)
         index._pf.set_rows(0, matrix)
@@ -319,6 +355,18 @@ class MemoryVectorIndex:
         """The live rows (a view, ``(count, dim)`` float32, normalised) and their records
         (without vectors), row ``i`` belonging to record ``i``."""
         return self._matrix[: self._n], list(self._records)
+
+    def export_stored_arrays(self) -> tuple[np.ndarray, list[VectorRecord]]:
+        """As :meth:`export_arrays`, but each row is the vector **as stored** (upserted, or
+        read from a file), bit for bit: what a writer persists. A copy when any stored
+        vector differs from its normalised row, else the view."""
+        matrix, records = self.export_arrays()
+        if not self._stored:
+            return matrix, records
+        out = matrix.copy()
+        for rid, vec in self._stored.items():
+            out[self._row[rid]] = vec
+        return out, records
 
     # -- port properties -----------------------------------------------------------------
 
@@ -380,6 +428,7 @@ class MemoryVectorIndex:
         if self._tie_order != "nanovectordb":
             _normalise_rows(block)
         self._zero_rows = None
+        _remember_stored(self._stored, records, block)
         # last write of an id wins, also inside the batch
         last: dict[str, int] = {}
         for i, r in enumerate(records):
@@ -411,6 +460,7 @@ class MemoryVectorIndex:
         the hole; with ``"nanovectordb"`` the rows after it move up (``np.delete``)."""
         for rid in ids:
             self._order.remove(rid)
+            self._stored.pop(rid, None)
         if self._tie_order == "nanovectordb":
             self._delete_keeping_order(ids)
             return
@@ -634,11 +684,16 @@ class MemoryVectorIndex:
     async def scan_records(
         self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
     ) -> Page[VectorRecord]:
-        """A page of records with their stored, normalised vectors, in insertion order
-        (:class:`~hexrag.ports.scan.ScansVectorIndex`)."""
+        """A page of records with their vectors as stored (upserted or read, bit for bit; not
+        re-normalised), in insertion order (:class:`~hexrag.ports.scan.ScansVectorIndex`)."""
         ids, nxt = self._order.page(cursor, limit)
         rows = [self._row[i] for i in ids]
         block = self._matrix[np.asarray(rows, dtype=np.intp)] if rows else None
+        if block is not None and self._stored:
+            for k, rid in enumerate(ids):
+                vec = self._stored.get(rid)
+                if vec is not None:
+                    block[k] = vec
         items = [
             replace(self._records[row], vector=block[k])  # type: ignore[index]
             for k, row in enumerate(rows)

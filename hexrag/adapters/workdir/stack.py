@@ -355,7 +355,9 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
     additional: dict[str, Any] = {}
     for ns, p in present.items():
         t0 = time.perf_counter()
-        nano = read_nano_vdb(p, keep_row_vectors=ns == "chunks")
+        # read as stored: the index normalises its query matrix (NanoVectorDB's arithmetic)
+        # and keeps the stored rows that normalising changes, so a save writes them back
+        nano = read_nano_vdb(p, keep_row_vectors=ns == "chunks", normalize=False)
         if embedder_dim is not None and nano.embedding_dim != embedder_dim:
             raise _dim_error(p, nano.embedding_dim, embedder_dim)
         dims[ns] = nano.embedding_dim
@@ -368,7 +370,7 @@ def _load(directory: Path, *, embedder_dim: int | None, cosine_threshold: float)
                 nano.matrix,
                 records,
                 cosine_threshold=cosine_threshold,
-                normalized=True,
+                normalized=False,
                 tie_order="nanovectordb",
             )
             if isinstance(indexes[ns], NanoRowVectorIndex) and nano.row_vectors is not None:
@@ -598,7 +600,7 @@ def _save(stack: WorkdirStack, directory: Path) -> None:
 def _stage_vdb(
     writer: AtomicWriter, target: Path, index: MemoryVectorIndex, additional: Any
 ) -> None:
-    matrix, records = index.export_arrays()
+    matrix, records = index.export_stored_arrays()  # the vectors as stored, bit for bit
     rows = [record_to_vector_row(r, index.namespace) for r in records]
     row_vectors = None
     if isinstance(index, NanoRowVectorIndex):

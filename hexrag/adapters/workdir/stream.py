@@ -10,7 +10,7 @@ and LightRAG's key-value namespaces are loaded as :func:`load_workdir` loads the
 the small part).
 
 A page holds what the loaded index's ``scan_records`` returns for the same rows, bit for bit
-(the same record fields, the matrix rows L2-normalised with NanoVectorDB's arithmetic, in file
+(the same record fields, the matrix rows as stored in the file, never re-normalised, in file
 order; tested against :func:`load_workdir`). How a page is read:
 
 * the file is memory-mapped; the ``data`` rows are decoded one JSON object at a time from a
@@ -38,7 +38,7 @@ from hexrag.core.model import VectorRecord
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 from .convert import vector_row_to_record
-from .nanovdb import _HEAD, _MATRIX_KEY, normalize_rows_like_nanovectordb
+from .nanovdb import _HEAD, _MATRIX_KEY
 
 __all__ = ["NanoVectorStream", "open_workdir_source"]
 
@@ -162,7 +162,7 @@ class NanoVectorStream:
     async def scan_records(
         self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
     ) -> Page[VectorRecord]:
-        """A page of records with their normalised vectors, in file order (see the module
+        """A page of records with their vectors as stored, in file order (see the module
         docstring); ``cursor`` is the row number to start at."""
         check_scan_limit(limit)
         start = 0 if cursor is None else _row_cursor(cursor)
@@ -257,7 +257,7 @@ class NanoVectorStream:
         self._seen = set()
 
     def _matrix_rows(self, first: int, stop: int) -> np.ndarray:
-        """Rows ``first..stop-1`` of the matrix, float32, normalised like NanoVectorDB."""
+        """Rows ``first..stop-1`` of the matrix, float32, as stored in the file."""
         row_bytes = self.dim * 4
         b0, b1 = first * row_bytes, stop * row_bytes
         c0, c1 = b0 // 3 * 4, min(-(-b1 // 3) * 4, self._end - self._start)
@@ -268,7 +268,6 @@ class NanoVectorStream:
         skip = b0 - c0 // 4 * 3
         block = np.frombuffer(raw, dtype="<f4", count=(stop - first) * self.dim,
                               offset=skip).reshape(stop - first, self.dim).astype(np.float32)
-        normalize_rows_like_nanovectordb(block)
         return block
 
 
