@@ -162,8 +162,9 @@ def _compare(want: dict[str, Any], got: dict[str, Any]) -> None:
         assert got[part] == want[part], part
 
 
-def _ingestor(stores: Any, llm: ScriptedKGLLM) -> Ingestor:
+def _ingestor(stores: Any, llm: ScriptedKGLLM, kv: Mapping[str, Any] | None = None) -> Ingestor:
     return Ingestor(
+        kv=kv,
         entities=stores.entities, relationships=stores.relationships, chunks=stores.chunks,
         graph=stores.graph, chunk_store=stores.chunk_store, llm=llm,
         embedder=HashingEmbedder(DIM), tokenizer=default_tokenizer(), clock=lambda: NOW,
@@ -172,6 +173,30 @@ def _ingestor(stores: Any, llm: ScriptedKGLLM) -> Ingestor:
             merge=MergeSettings(summary=SummaryLimits(force_llm_summary_on_merge=3)),
         ),
     )
+
+
+_KV_FIELDS = {"full_docs": ("content", "file_path", "parse_format", "content_hash",
+                             "chunk_options"),
+              "full_entities": ("entity_names", "count"),
+              "full_relations": ("relation_pairs", "count"),
+              "entity_chunks": ("chunk_ids", "count"), "relation_chunks": ("chunk_ids", "count")}
+
+
+async def _kv_matches(lr_dir: Path, kv: Mapping[str, Any]) -> None:
+    """Every record of LightRAG's kv files is in ``kv`` (and nothing else), equal on the
+    fields every backend keeps (LightRAG's layouts differ in their bookkeeping fields)."""
+    import json
+
+    from hexrag.ports.scan import scan_all
+
+    for ns, fields in _KV_FIELDS.items():
+        want = json.loads((lr_dir / f"kv_store_{ns}.json").read_text(encoding="utf-8"))
+        got: dict[str, Any] = {}
+        async for page in scan_all(kv[ns].scan_entries):
+            got.update(page.items)
+        assert len(want) > 1, ns
+        assert {k: {f: v.get(f) for f in fields} for k, v in got.items()} == {
+            k: {f: v.get(f) for f in fields} for k, v in want.items()}, ns
 
 
 def test_ingestion_equals_lightrags_insert(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -195,11 +220,14 @@ def test_ingestion_into_postgres_equals_lightrags(
     from types import SimpleNamespace
 
     from hexrag.adapters.postgres import (
+        PgCache,
         PgChunkStore,
         PgGraphStore,
         PgVectorIndex,
         create_pool,
     )
+    from hexrag.adapters.postgres.lightrag_kv import LightRAGPgKV, create_lightrag_kv_tables
+    from hexrag.ports.cache import KV_NAMESPACES
 
     lr_dir, _ = _lightrag(tmp_path, monkeypatch)
     want = _view(lr_dir)
@@ -214,9 +242,27 @@ def test_ingestion_into_postgres_equals_lightrags(
                 graph=PgGraphStore(pool, table_prefix=prefix),
                 chunk_store=PgChunkStore(pool, table_prefix=prefix),
             )
-            ingestor = _ingestor(stores, ScriptedKGLLM())
+            # LightRAG's document-side stores: hexrag's own cache table, one namespace each,
+            # and (a second run) LightRAG's own tables
+            await create_lightrag_kv_tables(pool)
+            layouts = [{ns: PgCache(pool, namespace=ns, table_prefix=prefix)
+                        for ns in KV_NAMESPACES},
+                       {ns: LightRAGPgKV(pool, namespace=ns, workspace=prefix)
+                        for ns in KV_NAMESPACES}]
+            ingestor = _ingestor(stores, ScriptedKGLLM(), layouts[0])
             for doc in DOCS:
                 await ingestor.ingest_text(doc)
+            await _kv_matches(lr_dir, layouts[0])
+            again = SimpleNamespace(
+                **{ns: PgVectorIndex(pool, namespace=ns, dim=DIM, table_prefix=prefix + "b")  # type: ignore[arg-type]
+                   for ns in ("entities", "relationships", "chunks")},
+                graph=PgGraphStore(pool, table_prefix=prefix + "b"),
+                chunk_store=PgChunkStore(pool, table_prefix=prefix + "b"),
+            )
+            second = _ingestor(again, ScriptedKGLLM(), layouts[1])
+            for doc in DOCS:
+                await second.ingest_text(doc)
+            await _kv_matches(lr_dir, layouts[1])
             return await _view_of(stores)
         finally:
             await pool.close()
@@ -237,6 +283,8 @@ def test_ingestion_into_milvus_redis_equals_lightrags(
     from hexrag.adapters.memory import MemoryGraphStore
     from hexrag.adapters.milvus import MilvusVectorIndex
     from hexrag.adapters.redis import RedisChunkStore
+    from hexrag.adapters.redis.lightrag_kv import LightRAGRedisKV
+    from hexrag.ports.cache import KV_NAMESPACES
     from tests.services.milvus import shared_milvus
     from tests.services.redis import redis_server_url
 
@@ -253,14 +301,20 @@ def test_ingestion_into_milvus_redis_equals_lightrags(
                for ns in ("entities", "relationships", "chunks")},
             graph=MemoryGraphStore(), chunk_store=chunk_store,
         )
+        kv = {ns: LightRAGRedisKV.from_url(redis_server_url(), namespace=ns,
+                                           workspace="ing" + tag) for ns in KV_NAMESPACES}
         try:
-            ingestor = _ingestor(stores, ScriptedKGLLM())
+            ingestor = _ingestor(stores, ScriptedKGLLM(), kv)
             for doc in DOCS:
                 await ingestor.ingest_text(doc)
+            await _kv_matches(lr_dir, kv)
             return await _view_of(stores)
         finally:
             await chunk_store.clear()
             await chunk_store.aclose()
+            for store in kv.values():
+                await store.clear()
+                await store.aclose()
             for ns in ("entities", "relationships", "chunks"):
                 await getattr(stores, ns).drop()
 
