@@ -245,7 +245,7 @@ def test_ingestion_into_postgres_equals_lightrags(
             # LightRAG's document-side stores: hexrag's own cache table, one namespace each,
             # and (a second run) LightRAG's own tables
             await create_lightrag_kv_tables(pool)
-            layouts = [{ns: PgCache(pool, namespace=ns, table_prefix=prefix)
+            layouts: list[dict[str, Any]] = [{ns: PgCache(pool, namespace=ns, table_prefix=prefix)
                         for ns in KV_NAMESPACES},
                        {ns: LightRAGPgKV(pool, namespace=ns, workspace=prefix)
                         for ns in KV_NAMESPACES}]
