@@ -29,8 +29,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Collection
 from typing import Any
+
+from anyio import to_thread
 
 from hexrag.api.middleware import (
     ASGIApp,
@@ -43,12 +46,23 @@ from hexrag.api.middleware import (
     send_json,
 )
 
-__all__ = ["MAX_NUMBER_CHARS", "StrictJsonMiddleware", "json_body_problem"]
+__all__ = [
+    "LOCATE_MAX_BYTES",
+    "MAX_NUMBER_CHARS",
+    "StrictJsonMiddleware",
+    "json_body_problem",
+]
 
 #: Longest number literal accepted (digits, sign, point and exponent together).
 MAX_NUMBER_CHARS = 300
 #: Longest excerpt of one key shown in the location of a refusal.
 _KEY_CHARS = 60
+#: A NUL as ``json.dumps`` writes it: ``\u0000`` after an even number of backslashes (an
+#: odd number makes it the literal text ``\u0000``).
+_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+#: Bodies up to this size are walked to name the place of a refusal; bigger ones are checked
+#: on a worker thread (the event loop keeps serving) and refused at ``["body"]``.
+LOCATE_MAX_BYTES = 64 * 1024
 #: Most location parts shown (a deeper location ends with "...").
 _LOC_PARTS = 12
 #: LightRAG answers validation failures on these routes with 400 and its failure body.
@@ -94,44 +108,100 @@ def _text_problem(text: str) -> str | None:
     return None
 
 
-def _where(path: tuple[str | int, ...]) -> list[str | int]:
-    shown: list[str | int] = [p if isinstance(p, int) else p[:_KEY_CHARS] for p in path]
+def _where(path: tuple[str | int, ...], key: str | int | None) -> list[str | int]:
+    parts = path if key is None else (*path, key)
+    shown: list[str | int] = [p if isinstance(p, int) else p[:_KEY_CHARS] for p in parts]
     if len(shown) > _LOC_PARTS:
         shown = [*shown[:_LOC_PARTS], "..."]
     return ["body", *shown]
 
 
+Pairs = list[tuple[Any, Any]]
+
+
 def _walk(root: Any) -> tuple[list[str | int], str] | None:
-    """The first refused value of a parsed body: ``(location, message)``; iterative, keys
-    checked before their values (so every key in a reported location is clean text)."""
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), root)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, _Bad):
-            return _where(path), value.why
-        if isinstance(value, str):
-            problem = _text_problem(value)
-            if problem:
-                return _where(path), f"string {problem}"
-        elif isinstance(value, dict):
-            for key in value:
-                problem = _text_problem(key)
+    """The first refused value of a parsed body: ``(location, message)``. Iterative; the
+    strings (and the keys) of each container are checked together, joined, at C speed, and
+    one by one only when the join fails; keys are checked before their values, so every key
+    in a reported location is clean text."""
+    pending: list[tuple[tuple[str | int, ...], Pairs]] = [((), [(None, root)])]
+    while pending:
+        path, pairs = pending.pop()
+        texts = [v for _, v in pairs if isinstance(v, str)]
+        if texts and _text_problem("".join(texts)) is not None:
+            for key, value in pairs:
+                problem = _text_problem(value) if isinstance(value, str) else None
                 if problem:
-                    return _where(path), f"a key {problem}"
-            stack.extend(((*path, k), v) for k, v in reversed(value.items()))
-        elif isinstance(value, list):
-            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(value))))
+                    return _where(path, key), f"string {problem}"
+        nested: list[tuple[tuple[str | int, ...], Pairs]] = []
+        for key, value in pairs:
+            if isinstance(value, _Bad):
+                return _where(path, key), value.why
+            if isinstance(value, dict):
+                keys = list(value)
+                if keys and _text_problem("".join(keys)) is not None:
+                    for k in keys:
+                        problem = _text_problem(k)
+                        if problem:
+                            return _where(path, key), f"a key {problem}"
+                inner: Pairs = list(value.items())
+            elif isinstance(value, list):
+                inner = list(enumerate(value))
+            else:
+                continue
+            nested.append((path if key is None else (*path, key), inner))
+        pending.extend(reversed(nested))
     return None
 
 
 def json_body_problem(body: bytes) -> tuple[list[str | int], str] | None:
     """Why ``body`` is refused as strict JSON: ``(location, message)``, or ``None`` when it
-    passes - and also when it is not JSON at all (the app's parser reports that)."""
+    passes - and also when it is not JSON at all (the app's parser reports that).
+
+    At C speed: the strict parse flags refused numbers, then the parsed body is dumped again
+    and encoded as UTF-8 (a lone surrogate anywhere fails it) and searched for an escaped NUL.
+    Only a refused body of at most :data:`LOCATE_MAX_BYTES` is walked in Python to name the
+    place; a bigger one is refused at ``["body"]`` with the kind of problem, so no body costs
+    a Python-speed walk of a megabyte."""
+    refused: list[_Bad] = []
+
+    def constant(name: str) -> _Bad:
+        refused.append(_constant(name))
+        return refused[-1]
+
+    def number(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+        def checked(text: str) -> Any:
+            value = parse(text)
+            if isinstance(value, _Bad):
+                refused.append(value)
+            return value
+
+        return checked
+
     try:
-        parsed = json.loads(body, parse_constant=_constant, parse_float=_float, parse_int=_int)
+        parsed = json.loads(
+            body, parse_constant=constant, parse_float=number(_float), parse_int=number(_int)
+        )
     except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError: the app's 400
         return None
-    return _walk(parsed)
+    if refused:
+        problem = refused[0].why
+    else:
+        try:
+            text = json.dumps(parsed, ensure_ascii=False)
+        except (ValueError, RecursionError):
+            return _walk(parsed)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            problem = "a string or key contains a lone surrogate (not valid Unicode)"
+        else:
+            if _ESCAPED_NUL.search(text) is None:
+                return None
+            problem = "a string or key contains a NUL character"
+    if len(body) > LOCATE_MAX_BYTES:
+        return ["body"], problem
+    return _walk(parsed) or (["body"], problem)
 
 
 def _is_json(scope: Scope) -> bool:
@@ -178,7 +248,10 @@ class StrictJsonMiddleware:
         except ClientGone:
             return
         if body and (self.max_bytes <= 0 or len(body) <= self.max_bytes):
-            found = json_body_problem(body)
+            if len(body) > LOCATE_MAX_BYTES:
+                found = await to_thread.run_sync(json_body_problem, body)
+            else:
+                found = json_body_problem(body)
             if found is not None:
                 if self.on_reject is not None:
                     self.on_reject()

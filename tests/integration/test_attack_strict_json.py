@@ -24,7 +24,7 @@ from hexrag.adapters.memory import MemoryDocumentStore
 from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.api import create_app
 from hexrag.api.limits import ApiSettings
-from hexrag.api.strict_json import MAX_NUMBER_CHARS, json_body_problem
+from hexrag.api.strict_json import LOCATE_MAX_BYTES, MAX_NUMBER_CHARS, json_body_problem
 from hexrag.core.engine import QueryEngine
 from hexrag.core.errors import InvalidQuery
 from hexrag.core.ingestion import Ingestor
@@ -257,6 +257,30 @@ def test_a_1mb_scope_value_is_not_echoed(server: LiveServer) -> None:
     small = server.client.post("/query/data", json={"query": Q, "product_id": ["p-crm", "p-x"]})
     scope = small.json()["metadata"]["processing_info"]["scope"]
     assert scope["filter"] == {"product_id": ["p-crm", "p-x"]} and "filter_omitted" not in scope
+
+
+def test_a_big_refused_body_is_not_walked_to_name_the_place(server: LiveServer) -> None:
+    """Naming the place takes a Python walk of the parsed body; a body over LOCATE_MAX_BYTES
+    (here 800 KB of tiny objects with decoys that look like NUL escapes, the real NUL last)
+    is refused at C speed, at ``["body"]`` with the kind of problem. A small one is named."""
+
+    def body(n: int) -> str:
+        items = [{"a": [f"d{i:06d}\\u0000"]} for i in range(n)]  # literal text, not a NUL
+        text = json.dumps({"query": Q, "client": items, "z": "NUL"})
+        return text.replace('"z": "NUL"', '"z": "\\u0000"')  # a real NUL, last of all
+
+    big, small = body(30_000), body(10)
+    assert len(big) > LOCATE_MAX_BYTES > len(small)
+    r = _send(server, "POST", "/query", big)
+    assert _strictly_refused(r, "/query") == "a string or key contains a NUL character"
+    assert r.json()["detail"][0]["loc"] == ["body"]
+    r = _send(server, "POST", "/query", small)
+    assert _strictly_refused(r, "/query") == "string contains a NUL character"
+    assert r.json()["detail"][0]["loc"] == ["body", "z"]
+    for decoys_only in (body(30_000).replace('"z": "\\u0000"', '"z": "x"'),
+                        body(10).replace('"z": "\\u0000"', '"z": "x"')):
+        ok = _send(server, "POST", "/query/data", decoys_only)
+        assert ok.status_code == 200, ok.text[:300]
 
 
 # ------------------------------------------------------------------ the core, without the API
