@@ -14,8 +14,10 @@ unknown fields, nested or not, keys included:
   API already refuses NUL; now unknown fields do too).
 
 A refusal is the app's own validation failure: 422 ``{"detail": [{"loc", "msg", "type"}]}``,
-and on ``/query/data`` LightRAG's failure body with 400. The message names the place
-(``body -> conversation_history -> 0 -> x``) and never echoes the offending value. Anything
+and on ``/query/data`` LightRAG's failure body with 400. The message never echoes the
+offending value; for a body of at most :data:`LOCATE_MAX_BYTES` it names the place
+(``body -> conversation_history -> 0 -> x``), a bigger body is checked at C speed on a worker
+thread and refused at ``body`` with the kind of problem only. Anything
 else is left to the app, unchanged: a body that is not JSON at all keeps FastAPI's 400, and
 unknown fields that pass are still ignored by the request models, as LightRAG's are. Bodies
 that are not JSON by their ``Content-Type`` (``multipart/form-data`` uploads) are not read.
