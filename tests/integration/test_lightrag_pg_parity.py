@@ -355,3 +355,71 @@ def test_seed001_shape_on_rows_lightrag_wrote(world: World) -> None:
                 assert kg_chunks == [], kg_chunks  # LightRAG's zero-chunk failure
                 assert info["relations_resolved_by_pair"] >= 1, info
                 assert info["missing_chunk_count"] > 0, info
+
+
+def test_exact_switch_and_verification_of_a_copy_out_of_the_deployment(
+    world: World, tmp_path: Any
+) -> None:
+    """LightRAG's tables carry an HNSW index; switched to exact search
+    (``set_exact_search``) a LightRAG-layout index scores every row (what a brute-force
+    ranking of its stored vectors gives, ties aside). A copy of the deployment into a
+    working-directory stack then verifies: digests equal in every section, golden queries
+    equal on both sides searched exactly; a copy missing one vector row fails."""
+    import numpy as np
+
+    from hexrag.adapters.postgres.lightrag_layout import open_lightrag_pg_stores
+    from hexrag.adapters.workdir import empty_workdir_stack
+    from hexrag.bootstrap import compose_engine
+    from hexrag.devtools.lightrag_pg import MODEL_NAME
+    from hexrag.ports.scan import scan_all
+    from hexrag.transfer import StackStores
+    from hexrag.transfer.compare import compare_hits
+    from hexrag.transfer.migrate import migrate_stack, sample_queries, verify_migration
+
+    dim = world.embedder.dim
+    source = StackStores(**open_lightrag_pg_stores(
+        world.pool, workspace=WORKSPACE, embedding_dim=dim, model_name=MODEL_NAME))
+    index: Any = source.entities
+
+    async def all_records() -> list[Any]:
+        out: list[Any] = []
+        async for page in scan_all(index.scan_records, limit=500):
+            out += page.items
+        return out
+
+    records = world.run(all_records())
+    matrix = np.stack([np.asarray(r.vector, dtype=np.float64) for r in records])
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    q = world.run(world.embedder.embed([QUERIES[0].ll_keywords[0]]))[0]
+    scores = matrix @ (np.asarray(q, dtype=np.float64) / np.linalg.norm(q))
+    order = sorted(range(len(records)), key=lambda i: (-scores[i], records[i].id))
+    from hexrag.core.model import VectorHit
+
+    top_k = 40
+    want = [VectorHit(record=records[i], score=float(scores[i])) for i in order[:top_k]
+            if scores[i] >= index.cosine_threshold]
+    assert index.set_exact_search(True) is False
+    try:
+        got = world.run(index.query(q, top_k))
+    finally:
+        assert index.set_exact_search(False) is True
+    assert compare_hits(want, got, top_k)[0] in ("same", "ties"), compare_hits(want, got, top_k)
+
+    copy = empty_workdir_stack(dim)
+    target = StackStores(**copy.stack_stores(), embedding_model=None)
+    target.cache = None  # the deployment stores above have no LLM cache
+    world.run(migrate_stack(source, target, state_path=tmp_path / "s.json", page_size=250))
+    src_engine = compose_engine(source, embedder=world.embedder, store_cache=False)
+    dst_engine = compose_engine(target, embedder=world.embedder, store_cache=False)
+    queries = world.run(sample_queries(source, 6))
+    report = world.run(verify_migration(source, target, src_engine, dst_engine,
+                                        queries=queries))
+    assert report["ok"], report["mismatches"]
+    assert "source entities" in report["exact_search"]
+    assert report["queries"] >= 5, report  # query_data compared for at least one query
+    victim = world.run(copy.entities.scan_records(None, limit=1)).items[0]
+    world.run(copy.entities.delete([victim.id]))
+    broken = world.run(verify_migration(source, target, src_engine, dst_engine,
+                                        queries=queries))
+    assert not broken["ok"]
+    assert any(m.startswith("entities:") for m in broken["mismatches"]), broken["mismatches"]

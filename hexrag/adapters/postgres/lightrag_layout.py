@@ -196,6 +196,14 @@ class LightRAGPgVectorIndex(_LightRAGPg):
             f"id, {extra}, content, file_path, {chunk_ids} AS chunk_ids, {order}, "
             "EXTRACT(EPOCH FROM create_time)::BIGINT AS created_at"
         )
+        self._exact = False
+
+    def set_exact_search(self, exact: bool) -> bool:
+        """Search exactly (never LightRAG's HNSW index: every row of the workspace scored,
+        ties by id) while ``exact`` is true, else with LightRAG's own SQL
+        (:class:`~hexrag.ports.ExactSearchSwitch`); returns the previous setting."""
+        previous, self._exact = self._exact, bool(exact)
+        return previous
 
     @property
     def namespace(self) -> str:
@@ -263,6 +271,13 @@ class LightRAGPgVectorIndex(_LightRAGPg):
                   WHERE workspace = $1 AND content_vector <=> $4::text::vector < $2
                   ORDER BY content_vector <=> $4::text::vector
                   LIMIT $3"""
+        if self._exact:
+            # cosine_distance() (the function, not the operator) cannot use the HNSW index
+            sql = f"""SELECT * FROM (
+                          SELECT {self._columns},
+                                 cosine_distance(content_vector, $4::text::vector) AS distance
+                          FROM {self._table} WHERE workspace = $1 OFFSET 0) AS scored
+                      WHERE distance < $2 ORDER BY distance, id LIMIT $3"""
         limit = top_k
         scoped = scope is not None and not scope.is_empty
         while True:
