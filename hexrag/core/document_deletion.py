@@ -5,7 +5,9 @@ A document is deleted one of two ways, chosen per document:
 
 * **by replay** (:mod:`hexrag.core.deletion`) when hexrag ingested it (it has description
   fragments, or a hexrag sequence number): the entities and relations it touched are rebuilt
-  from the remaining fragments, so the graph is the graph the remaining documents build;
+  from the remaining fragments, so the graph is the graph the remaining documents build; a
+  record it touched that also cites chunks no fragment accounts for (LightRAG built it) is
+  rebuilt from the extraction cache as below;
 * **as LightRAG 1.5.7's** ``adelete_by_doc_id`` (:mod:`hexrag.core.cache_rebuild`) when it
   has no fragments (LightRAG built it): candidates from LightRAG's ``full_entities`` /
   ``full_relations`` rows (or from the extraction cache of its chunks), chunk tracking from
@@ -173,8 +175,16 @@ class DocumentDeletion:
             about = await docs.fragments_about(names) if names else []
             plan = plan_deletion(chunk_ids, own, about)
             plan = await self._widen(plan, replayed)
-            await self._rebuild(plan, report)
+            legacy_e, legacy_r = await self._rebuild(plan, report)
             await self._untrack(plan)
+            if legacy_e or legacy_r:  # LightRAG-built records the document touched
+                rows = await self._rows("entity_chunks", list(legacy_e))
+                rel_rows = await self._rows("relation_chunks",
+                                            [relation_chunk_key(*p) for p in legacy_r])
+                await self._rebuild_from_cache(
+                    {n: rows.get(n) or v for n, v in legacy_e.items()},
+                    {p: rel_rows.get(relation_chunk_key(*p)) or v for p, v in legacy_r.items()},
+                    DeleteReport())
         for r in lightrag:
             await self._delete_as_lightrag(r, report)
         if all_chunks and delete_llm_cache and self._cache is not None:
@@ -487,7 +497,11 @@ class DocumentDeletion:
                              file_path=v["file_path"], created_at=now)
                 for v, x in zip(edge_vectors, embedded, strict=True)])
 
-    async def _rebuild(self, plan: DeletePlan, report: DeleteReport) -> None:
+    async def _rebuild(
+        self, plan: DeletePlan, report: DeleteReport
+    ) -> tuple[dict[str, list[str]], dict[tuple[str, str], list[str]]]:
+        """Steps 3-4 of :mod:`hexrag.core.deletion`; returns the legacy records (sources no
+        fragment accounts for: LightRAG-built) that keep chunks, with those chunks."""
         s, tok = self._settings.merge, self._tokenizer
         affected = set(plan.entities)
         stored_nodes = await self._graph.get_nodes(plan.entities) if plan.entities else {}
@@ -553,13 +567,18 @@ class DocumentDeletion:
                 edge_meta[(a, b)] = merge_metadata_fields(edge_meta.get((a, b)), added)
                 assert merged_r.vector is not None
                 edge_vectors[(a, b)] = merged_r.vector
-        # Legacy records: strip the deleted chunks, keep the rest.
+        # Legacy records: strip the deleted chunks, keep the rest (then rebuilt from the
+        # extraction cache by the caller, as LightRAG rebuilds them).
+        legacy_e: dict[str, list[str]] = {}
+        legacy_r: dict[tuple[str, str], list[str]] = {}
         for name in legacy_nodes:
             report.legacy += 1
             old = stored_nodes[name]
             left = strip_sources(old.source_id, plan.chunk_ids)
             state[name] = {**node_dict(old), "source_id": left} if left else None
             vectors.pop(name, None)
+            if left:
+                legacy_e[name] = left.split(GRAPH_FIELD_SEP)
         for pair in legacy_edges:
             report.legacy += 1
             old_r = stored_edges[pair][0]
@@ -567,6 +586,7 @@ class DocumentDeletion:
             if left:
                 edges[pair] = {**edge_dict(old_r), "source_id": left}
                 edge_vectors.pop(pair, None)
+                legacy_r[pair] = left.split(GRAPH_FIELD_SEP)
             else:
                 edges.pop(pair, None)
         # Writes, in batches.
@@ -626,3 +646,4 @@ class DocumentDeletion:
                                                     {}))
                 for v, x in zip(rv, embedded, strict=True)
             ])
+        return legacy_e, legacy_r

@@ -353,3 +353,32 @@ def test_cli_delete_on_a_lightrag_directory(
     assert result.exit_code == 0, result.output
     assert _cites(got, gone) == []
     _assert_same(want, got)
+
+
+def test_mixed_directory_deletion_equals_lightrags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LightRAG built two documents; a third is ingested by hexrag (fragments) and deleted by
+    hexrag. The records it shared with LightRAG's documents cite chunks no fragment accounts
+    for: they are rebuilt from the extraction cache, so the result equals LightRAG ingesting
+    and deleting that third document itself."""
+    base = _lightrag(tmp_path / "lr", "lr" + uuid.uuid4().hex[:8], monkeypatch, limits={},
+                     insert=DOCS[:2])
+    root, ws = _copy(base, tmp_path / "lr_both")
+    want = _lightrag(root, ws, monkeypatch, limits={}, insert=[DOCS[2]])
+    third = sorted(set(_kv_files(want)["full_docs"]) - set(_kv_files(base)["full_docs"]))
+    assert len(third) == 1
+    _lightrag(root, ws, monkeypatch, limits={}, delete=third)
+    root, ws = _copy(base, tmp_path / "hx_both")
+    got = root / ws
+    stack = load_workdir(got, embedder_dim=DIM)
+    ingestor = _ingestor(stack, stack.kv, {})
+    report = asyncio.run(ingestor.ingest_text(DOCS[2][0], file_path=DOCS[2][1]))
+    assert report.doc_id == third[0]
+    save_workdir(stack, got)
+    status = json.loads((got / "kv_store_doc_status.json").read_text(encoding="utf-8"))
+    gone = set(status[third[0]]["chunks_list"])
+    deleted = _hexrag_delete(got, third, {})
+    assert deleted.legacy > 0, "records shared with LightRAG's documents must be met"
+    assert _cites(got, gone) == []
+    _assert_same(want, got)
