@@ -17,8 +17,12 @@ would have built (and re-inserting the document gives back the stores of the fir
 4. affected entities and relations the replay leaves empty are deleted with their vectors;
    the others are written back. Records whose stored sources include chunks no fragment
    accounts for (data ingested before hexrag kept fragments, e.g. by LightRAG) cannot be
-   replayed; they lose the deleted chunks from ``source_id`` and are kept otherwise, or
-   deleted when no source remains.
+   replayed; they lose the deleted chunks from ``source_id`` (deleted when no source
+   remains) and are then rebuilt from the extraction cache of their remaining chunks, as
+   LightRAG rebuilds them (:mod:`hexrag.core.cache_rebuild`).
+
+A document without fragments at all (LightRAG ingested it) is deleted as LightRAG deletes it:
+:mod:`hexrag.core.document_deletion`.
 """
 
 from __future__ import annotations
