@@ -39,7 +39,6 @@ import hashlib
 import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -47,12 +46,14 @@ import numpy as np
 
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import VectorRecord
-from hexrag.ports import BulkLoads, Cache, ChunkStore, DocumentStore, GraphStore, VectorIndex
+from hexrag.ports import BulkLoads, VectorIndex
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, scan_all
+from hexrag.ports.stack import Stack
 from hexrag.transfer.codec import decode, dumps, encode
 from hexrag.transfer.sections import (
     SECTIONS,
     VECTOR_SECTIONS,
+    SectionError,
     decode_line,
     encode_line,
     held_sections,
@@ -87,50 +88,9 @@ class ArchiveError(ConfigurationError):
     """An archive is missing, incomplete, corrupt, or does not fit the target stack."""
 
 
-@dataclass
-class StackStores:
-    """The stores of one stack, as export, import, migration and checks see it.
-
-    ``embedding_model`` names the model that made the stored vectors (``None``: unknown).
-    ``documents`` holds the document status rows and description fragments (``None``: the
-    stack has none); ``kv`` LightRAG's document-side key-value namespaces
-    (:data:`hexrag.ports.cache.KV_NAMESPACES`, namespace -> store; absent: not held).
-    """
-
-    entities: VectorIndex
-    relationships: VectorIndex
-    chunks: VectorIndex
-    graph: GraphStore
-    chunk_store: ChunkStore
-    cache: Cache | None = None
-    embedding_model: str | None = None
-    documents: DocumentStore | None = None
-    kv: dict[str, Cache] = field(default_factory=dict)
-
-    def vector_index(self, section: str) -> VectorIndex:
-        """The vector index of ``entities``, ``relationships`` or ``chunks``."""
-        index: VectorIndex = getattr(self, section)
-        return index
-
-    async def counts(self) -> dict[str, int | None]:
-        """Records per section the stack holds (:mod:`hexrag.transfer.sections`; key-value
-        sections: ``None``, caches cannot count in one call)."""
-        out: dict[str, int | None] = {
-            "entities": await self.entities.count(),
-            "relationships": await self.relationships.count(),
-            "chunks": await self.chunks.count(),
-            "nodes": await self.graph.count_nodes(),
-            "edges": await self.graph.count_edges(),
-            "text_chunks": await self.chunk_store.count(),
-        }
-        if self.cache is not None:
-            out["llm_cache"] = None
-        if self.documents is not None:
-            out["doc_status"] = len(await self.documents.list_docs())
-            out["fragments"] = await self.documents.count_fragments()
-        for ns in self.kv:
-            out[ns] = None
-        return out
+#: The stores of one stack, as export, import, migration and checks see it: the one stack
+#: type (:class:`hexrag.ports.stack.Stack`), under the name transfer code has always used.
+StackStores = Stack
 
 
 def require_scan(store: Any, capability: type, what: str) -> None:
@@ -223,12 +183,11 @@ async def export_stack(
         def report_lines(done: int, section: str = name) -> None:
             say(section, done, totals.get(section))
 
+        def line(item: Any, section: str = name) -> dict[str, Any]:
+            return encode_line(section, item)
+
         sections[name] = await _export_lines(
-            scanner(stores, name),
-            target / f"{name}.jsonl",
-            lambda item, section=name: encode_line(section, item),
-            page_size,
-            report_lines,
+            scanner(stores, name), target / f"{name}.jsonl", line, page_size, report_lines
         )
     manifest = {
         "format": ARCHIVE_FORMAT,
@@ -459,7 +418,7 @@ async def import_archive(
         raise ArchiveError(f"the archive holds sections this hexrag does not know: {unknown}")
     for name, info in sections.items():
         if info.get("count") and writer(stores, name) is None:
-            raise ArchiveError(
+            raise SectionError(
                 f"the archive holds {info['count']} {name} records and the target stack has "
                 f"no store for the {name} section (configure one; nothing was written)"
             )

@@ -7,7 +7,8 @@ cut by ``top_k`` may keep other members. :func:`compare_hits` accepts exactly th
 nothing else:
 
 * the two hit lists have the same length and, position by position, the same score (within
-  ``score_tolerance``: backends compute cosines in float32 or float64);
+  ``score_tolerance``: backends compute cosines in float32 or float64; NaN, NanoVectorDB's
+  score of a zero vector, equals NaN);
 * they are split into groups of tied scores (consecutive scores within
   ``tie_tolerance`` of each other); each group holds the same ids on both sides, except a
   group reaching the end of a full list (``top_k`` hits), whose other members were cut.
@@ -21,6 +22,7 @@ A query whose hits differ only by ties may legitimately assemble another context
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -61,7 +63,8 @@ def compare_hits(
     if len(a) != len(b):
         return "differ", f"{len(a)} hits vs {len(b)}"
     for i, (x, y) in enumerate(zip(a, b, strict=True)):
-        if not abs(x.score - y.score) <= score_tolerance:
+        if not (abs(x.score - y.score) <= score_tolerance
+                or (math.isnan(x.score) and math.isnan(y.score))):
             return "differ", f"hit {i + 1}: score {x.score!r} ({x.id!r}) vs {y.score!r} ({y.id!r})"
     if ids_a == ids_b:
         return "same", ""

@@ -5,7 +5,8 @@ Two stacks hold the same data in a section exactly when their digests of it are 
 is computed by scanning the section once (:mod:`hexrag.transfer.sections`), page by page:
 
 * each record is turned into canonical bytes: its archive line
-  (:func:`~hexrag.transfer.sections.encode_line`) as JSON with sorted keys, and, for the
+  (:func:`~hexrag.transfer.sections.encode_line`; an edge with its two ends in sorted
+  order, the graph being undirected) as JSON with sorted keys, and, for the
   vector sections, the **float32 bytes** of its stored vector (little-endian), so a vector
   moved by one unit in the last place changes the digest;
 * the checksum is the sum, modulo 2**128, of the first 16 bytes of each record's SHA-256:
@@ -52,7 +53,12 @@ def _plain(value: Any) -> Any:
 
 def record_digest(section: str, item: Any) -> int:
     """The 128-bit digest of one record of ``section`` (see the module docstring)."""
-    data = _canonical(encode_line(section, item))
+    line = encode_line(section, item)
+    if section == "edges" and str(line.get("src_id")) > str(line.get("tgt_id")):
+        # the graph is undirected (LightRAG's nx.Graph): an edge read back from GraphML
+        # may come the other way round; its ends are digested in sorted order
+        line["src_id"], line["tgt_id"] = line["tgt_id"], line["src_id"]
+    data = _canonical(line)
     sha = hashlib.sha256(data)
     if section in VECTOR_SECTIONS:
         vector = item.vector

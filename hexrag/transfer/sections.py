@@ -50,6 +50,7 @@ from hexrag.transfer.codec import decode, encode
 
 __all__ = [
     "CACHE_SECTIONS",
+    "SectionError",
     "FIELD_SECTIONS",
     "NOT_SECTIONS",
     "SECTIONS",
@@ -85,8 +86,11 @@ FIELD_SECTIONS: dict[str, tuple[str, ...]] = {
 }
 """The sections each store of :class:`~hexrag.transfer.StackStores` holds."""
 
-#: Fields of the stack value that are not stores (they travel in manifests, not sections).
-NOT_SECTIONS = frozenset({"embedding_model"})
+#: Fields of the stack value that hold no records: the embedding model travels in the
+#: archive's manifest and is checked against the target's (``check_fits``); ``manifest`` is
+#: where each stack records its own model (the target records it when it is written);
+#: ``closers`` release clients.
+NOT_SECTIONS = frozenset({"embedding_model", "manifest", "closers"})
 
 Scan = Callable[..., Awaitable[Page[Any]]]
 Write = Callable[[Sequence[Any]], Awaitable[None]]
@@ -153,6 +157,7 @@ def scanner(stores: Any, name: str, *, side: str = "the source") -> Scan:
     store = section_store(stores, name)
     if store is None:
         raise SectionError(f"{side} stack holds no {name} section")
+    capability: type
     if name in VECTOR_SECTIONS:
         capability, method = ScansVectorIndex, "scan_records"
     elif name in CACHE_SECTIONS:
