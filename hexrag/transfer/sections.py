@@ -50,11 +50,11 @@ from hexrag.transfer.codec import decode, encode
 
 __all__ = [
     "CACHE_SECTIONS",
-    "SectionError",
     "FIELD_SECTIONS",
     "NOT_SECTIONS",
     "SECTIONS",
     "VECTOR_SECTIONS",
+    "SectionError",
     "decode_line",
     "encode_line",
     "held_sections",

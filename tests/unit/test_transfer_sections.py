@@ -138,7 +138,7 @@ async def test_a_section_the_target_cannot_hold_is_refused_before_writing(
     await export_stack(source, tmp_path / "archive")
     target = await _empty_full()
     target.documents = None
-    with pytest.raises(SectionError, match="fragments|doc_status"):
+    with pytest.raises(SectionError, match=r"fragments|doc_status"):
         await import_archive(tmp_path / "archive", target)
     assert await target.entities.count() == 0
     # a section that exists but is empty on the source is not an error
@@ -214,7 +214,7 @@ async def test_an_exact_copy_passes_and_every_damage_fails(tmp_path: Path) -> No
     await copy.documents.delete_fragments_of_chunks([frag.chunk_id])
     await fails("fragments: ")
     await copy.documents.add_fragments(
-        (await stack.documents.fragments_of_chunks([frag.chunk_id])))
+        await stack.documents.fragments_of_chunks([frag.chunk_id]))
     # one key-value record changed
     key, value = (await copy.kv["full_docs"].scan_entries(None, limit=1)).items[0]
     await copy.kv["full_docs"].set_many({key: {**value, "content": "other"}})
