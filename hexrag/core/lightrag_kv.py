@@ -30,6 +30,7 @@ from typing import Any
 
 from hexrag.core.ids import mdhash_id
 from hexrag.core.model import GRAPH_FIELD_SEP
+from hexrag.core.scope import parse_file_path
 
 __all__ = [
     "PLACEHOLDER_SOURCES",
@@ -51,13 +52,17 @@ PLACEHOLDER_SOURCES = frozenset({"", "no-file-path", "unknown_source"})
 
 
 def canonical_file_path(file_path: str | None) -> str:
-    """LightRAG's ``normalize_document_file_path`` for a plain file name: the basename,
-    placeholders collapsed to ``unknown_source`` (parser hints such as ``a.[native].pdf``
-    are not stripped: hexrag has no parser-hinted names)."""
+    """LightRAG's ``normalize_document_file_path`` for a plain file name: the basename
+    (``Path(...).name``), placeholders collapsed to ``unknown_source``. Beyond LightRAG: a
+    scope-encoded path (``product_id:<id>:...:source:<src>``, :mod:`hexrag.core.scope`) is
+    kept whole, since its last path segment would lose the scope. Parser hints such as
+    ``a.[native].pdf`` are not stripped (hexrag's parsers take no hints)."""
     source = str(file_path or "").strip()
     if source in PLACEHOLDER_SOURCES:
         return "unknown_source"
-    base = source.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].strip()
+    if parse_file_path(source):
+        return source
+    base = source.rstrip("/").rsplit("/", 1)[-1].strip()
     return base if base and base not in PLACEHOLDER_SOURCES else "unknown_source"
 
 
