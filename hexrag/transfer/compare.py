@@ -7,8 +7,9 @@ cut by ``top_k`` may keep other members. :func:`compare_hits` accepts exactly th
 nothing else:
 
 * the two hit lists have the same length and, position by position, the same score (within
-  ``score_tolerance``: backends compute cosines in float32 or float64; NaN, NanoVectorDB's
-  score of a zero vector, equals NaN);
+  ``score_tolerance``: backends compute cosines in float32 or float64);
+* a hit scored NaN (NanoVectorDB's score of a zero vector, which other backends leave out
+  or score 0) is not compared; a search that had one gives at best ``"ties"``;
 * they are split into groups of tied scores (consecutive scores within
   ``tie_tolerance`` of each other); each group holds the same ids on both sides, except a
   group reaching the end of a full list (``top_k`` hits), whose other members were cut.
@@ -59,15 +60,29 @@ def compare_hits(
     tie_tolerance: float = SCORE_TOLERANCE,
 ) -> tuple[Verdict, str]:
     """``("same" | "ties" | "differ", why)`` for two searches' hits (see the module doc)."""
-    ids_a, ids_b = [h.id for h in a], [h.id for h in b]
-    if len(a) != len(b):
+    if [h.id for h in a] == [h.id for h in b] and all(
+        x.score == y.score or (math.isnan(x.score) and math.isnan(y.score))
+        or abs(x.score - y.score) <= score_tolerance
+        for x, y in zip(a, b, strict=True)
+    ):
+        return "same", ""
+    undefined = any(math.isnan(h.score) for h in (*a, *b))
+    if undefined:
+        # a zero vector has no cosine: NanoVectorDB ranks it first with NaN (pushing other
+        # hits out of the top_k), other backends leave it out; such hits are not compared
+        # (the digests compare the vector), and the rest only as far as both lists go
+        a = [h for h in a if not math.isnan(h.score)]
+        b = [h for h in b if not math.isnan(h.score)]
+        top_k = min(len(a), len(b))
+        a, b = a[:top_k], b[:top_k]
+    elif len(a) != len(b):
         return "differ", f"{len(a)} hits vs {len(b)}"
+    ids_a, ids_b = [h.id for h in a], [h.id for h in b]
     for i, (x, y) in enumerate(zip(a, b, strict=True)):
-        if not (abs(x.score - y.score) <= score_tolerance
-                or (math.isnan(x.score) and math.isnan(y.score))):
+        if not abs(x.score - y.score) <= score_tolerance:
             return "differ", f"hit {i + 1}: score {x.score!r} ({x.id!r}) vs {y.score!r} ({y.id!r})"
     if ids_a == ids_b:
-        return "same", ""
+        return ("ties" if undefined else "same"), ""
     scores = [h.score for h in a]
     for start, end in _groups(scores, tie_tolerance):
         if set(ids_a[start:end]) == set(ids_b[start:end]):

@@ -36,7 +36,7 @@ from hexrag.transfer.sections import (
 DIM = 32
 DOCS = [
     ("Acme Corp builds Acme CRM. Acme CRM syncs contacts with Mailchimp every night. "
-     "Mailchimp sends the Newsletter. The Newsletter reaches Europe and Asia.", "p-crm"),
+     "Mailchimp sends the Newsletter. The Newsletter reaches Europe and Asia weekly", "p-crm"),
     ("Zapier connects Acme CRM to Slack. Slack notifies Sales when Mailchimp bounces. "
      "Sales reviews Invoices in Xero. Acme Corp hires Support in Europe.", "p-zap"),
 ]
@@ -249,3 +249,14 @@ async def test_digests_do_not_depend_on_order() -> None:
     async for page in scan_all(b.scan_entries, limit=1):
         items += page.items
     assert len(items) == 3
+
+
+def test_compare_hits_leaves_zero_vector_hits_out() -> None:
+    """NanoVectorDB scores a zero vector NaN and ranks it first; PostgreSQL leaves it out."""
+    nan = float("nan")
+    nano = [_hit("zero", nan), _hit("x", 0.9), _hit("y", 0.8)]
+    pg = [_hit("x", 0.9), _hit("y", 0.8), _hit("z", 0.7)]
+    assert compare_hits(nano, pg, 3)[0] == "ties"
+    assert compare_hits(nano, [_hit("x", 0.9), _hit("q", 0.8), _hit("z", 0.7)], 3)[0] in (
+        "ties", "differ")
+    assert compare_hits(nano, [_hit("q", 0.9), _hit("y", 0.8), _hit("z", 0.7)], 3)[0] == "differ"
