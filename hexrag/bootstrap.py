@@ -8,7 +8,7 @@ a configuration names, opened by :class:`hexrag.builder.StackBuilder`), the CLI,
 the demo, :mod:`hexrag.testing` and the benches. :mod:`hexrag.config` only parses.
 
 A *stack description* is either a stack TOML file (``*.toml``, see :mod:`hexrag.config`) or a
-LightRAG working directory. :func:`open_stack` turns one into a :class:`OpenedStack`: its
+LightRAG working directory. :func:`open_stack` turns one into an :class:`App`: its
 stores as :class:`~hexrag.transfer.StackStores`, an engine for verification queries, its
 recorded model (:mod:`hexrag.manifests`), and ``record_model``/``commit``/``aclose``. A
 working directory is read into memory and, when it is written to (an import or migration
@@ -35,8 +35,10 @@ from hexrag.transfer import StackStores
 
 __all__ = [
     "STORE_ROLES",
+    "App",
     "CopySource",
     "OpenedStack",
+    "RefusingLLM",
     "Stack",
     "build_engine",
     "build_llm",
@@ -125,10 +127,11 @@ def compose_ingestor(
 ) -> Any:
     """An :class:`~hexrag.core.ingestion.Ingestor` over ``stores`` (as for
     :func:`compose_engine`), the extraction ``llm``, the ``embedder`` and the stack's
-    ``documents`` store (``None``: ingestion works, deletion and status rows do not).
-    ``tokenizer`` defaults to the offline tiktoken ``gpt-4o-mini`` tokenizer, ``clock`` to
-    ``time.time``; ``cache`` (LightRAG's extraction LLM cache) to the stores' ``cache``;
-    ``kv`` (LightRAG's document-side stores, namespace -> store) to the stores' ``kv``."""
+    ``documents`` store (default: the stores' ``documents``; ``None``: ingestion works,
+    deletion and status rows do not). ``tokenizer`` defaults to the offline tiktoken
+    ``gpt-4o-mini`` tokenizer, ``clock`` to ``time.time``; ``cache`` (LightRAG's extraction
+    LLM cache) to the stores' ``cache``; ``kv`` (LightRAG's document-side stores, namespace
+    -> store) to the stores' ``kv``."""
     import time
 
     from hexrag.core.ingestion import Ingestor
@@ -143,6 +146,8 @@ def compose_ingestor(
         cache = pick("cache")
     if kv is None:
         kv = pick("kv")
+    if documents is None:
+        documents = pick("documents")
     return Ingestor(
         **found, llm=llm, embedder=embedder, tokenizer=tokenizer,
         clock=clock or (lambda: int(time.time())), settings=settings, documents=documents,
@@ -151,34 +156,63 @@ def compose_ingestor(
 
 
 @dataclass
-class Stack:
-    """A stack built from a configuration (:func:`build_stack`): the engine, what it is
-    made of, its recorded model (``model``), and how to commit and close it."""
+class App:
+    """An opened stack: its sections (``stores``, the one
+    :class:`~hexrag.ports.stack.Stack`), the engine over them, its recorded model
+    (``model``), and how to record, commit, probe and close it. :func:`open_stack` (a TOML
+    or a LightRAG directory) and :func:`build_stack` (a configuration) return one."""
 
+    stores: StackStores
     engine: QueryEngine
-    plan: Any
-    version: Any = None
-    closers: list[tuple[str, Closer]] = field(default_factory=list)
-    committers: list[tuple[str, Closer]] = field(default_factory=list)
-    #: Document status rows and description fragments (ingestion and deletion), kept on the
-    #: chunk store's backend; ``None`` when the stack has none.
-    documents: DocumentStore | None = None
     #: The stack's manifest and the model in use (:class:`~hexrag.manifests.StackModel`).
     model: StackModel | None = None
+    description: str = ""
+    #: The parsed configuration (:class:`~hexrag.config.StackPlan`) of a configured stack.
+    plan: Any = None
+    version: Any = None
+    #: A working directory held in memory (written back by :meth:`commit`).
+    workdir: Path | None = None
+    workdir_stack: Any = None
+    closers: list[tuple[str, Closer]] = field(default_factory=list)
+    committers: list[tuple[str, Closer]] = field(default_factory=list)
+
+    @property
+    def documents(self) -> DocumentStore | None:
+        """The stack's document status rows and fragments (``None``: it keeps none)."""
+        return self.stores.documents
+
+    @property
+    def dim(self) -> int:
+        """The stack's vector dimension."""
+        return self.stores.entities.dim
+
+    def ingestor(self, llm: Any, *, settings: Any = None) -> Any:
+        """An :class:`~hexrag.core.ingestion.Ingestor` writing every section of the stack
+        (vectors, graph, chunks, cache, documents, ``kv``) with its model; call
+        :meth:`record_model` before the first write."""
+        return compose_ingestor(
+            self.stores, llm=llm, embedder=self.engine.embedder,
+            tokenizer=self.engine.tokenizer, settings=settings,
+        )
 
     async def record_model(self) -> None:
-        """Record the model in use in the stack (before its first write; see
+        """Record the model in use in the stack, unless it records one (call it before the
+        stack's first write: ingest, delete, import, a migration target; see
         :meth:`hexrag.manifests.StackModel.record`)."""
         if self.model is not None:
-            holds = await self.engine.stores.entities.count() > 0
-            await self.model.record(holds_data=holds)
+            await self.model.record(holds_data=await self.stores.entities.count() > 0)
+            self.stores.embedding_model = self.model.embedding_model
 
     async def commit(self) -> None:
-        """Persist what lives in files (a working directory's manifest, LightRAG's NetworkX
-        GraphML graph of a ``layout = lightrag`` stack); servers persist every write."""
+        """Write what lives in files: a working directory (then its manifest), LightRAG's
+        NetworkX graph of a deployment; servers persist every write themselves."""
         for _name, commit in self.committers:
             await commit()
-        flush = getattr(self.model.store if self.model else None, "flush", None)
+        if self.workdir_stack is not None and self.workdir is not None:
+            from hexrag.adapters.workdir import save_workdir
+
+            await asyncio.to_thread(save_workdir, self.workdir_stack, self.workdir)
+        flush = getattr(self.stores.manifest, "flush", None)
         if flush is not None:
             await asyncio.to_thread(flush)
 
@@ -203,7 +237,8 @@ class Stack:
 
     def describe(self) -> dict[str, str]:
         """A human summary of the stack (passwords redacted)."""
-        out: dict[str, str] = self.plan.describe()
+        out: dict[str, str] = (self.plan.describe() if self.plan is not None
+                               else {"stack": self.description})
         if self.model is not None and self.model.recorded is not None:
             out["embedder"] = (f"{self.model.recorded.embedding_model} "
                                f"({self.model.recorded.embedding_dim}d, recorded by the stack)")
@@ -219,7 +254,30 @@ class Stack:
 
     async def aclose(self) -> None:
         """Close every client the stack opened, newest first; failures are logged."""
+        await self.stores.close()
         await close_all(self.closers)
+
+
+class RefusingLLM:
+    """The LLM of a deletion without one: only a re-summarised description would call it
+    (LightRAG's merge rule), and then it refuses, naming what to configure."""
+
+    model_name = "none"
+
+    async def complete(self, prompt: str, **_: Any) -> str:
+        """Refuse (:class:`~hexrag.core.errors.ConfigurationError`)."""
+        raise ConfigurationError(
+            "rebuilding a description needs an LLM summary (LightRAG's rule); pass --llm "
+            "openai:MODEL or set llm in the stack"
+        )
+
+    async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover - unused
+        """Refuse, as :meth:`complete`."""
+        yield await self.complete(prompt)
+
+
+#: The names this type had before there was one (a configured stack, an opened one).
+Stack = OpenedStack = App
 
 
 async def build_stack(
@@ -230,7 +288,7 @@ async def build_stack(
     reranker: Reranker | None = None,
     verify: bool = True,
     progress: Progress | None = None,
-) -> Stack:
+) -> App:
     """Build the stack ``config`` describes (:class:`~hexrag.builder.StackBuilder` opens
     it, :func:`compose_engine` assembles the engine).
 
@@ -247,14 +305,18 @@ async def build_stack(
     except BaseException:
         await builder.close_all()
         raise
+    stores = StackStores(
+        **parts.stores, cache=parts.cache, embedding_model=parts.model.embedding_model,
+        documents=parts.documents, kv=parts.kv, manifest=parts.model.store,
+    )
     engine = compose_engine(
-        parts.stores, embedder=parts.embedder, llm=parts.llm, reranker=parts.reranker,
+        stores, embedder=parts.embedder, llm=parts.llm, reranker=parts.reranker,
         cache=parts.cache, settings=parts.settings, corpus_version=parts.version,
         store_cache=False, fragments=parts.documents,
     )
-    return Stack(
-        engine=engine, plan=builder.plan, version=parts.version, closers=parts.closers,
-        committers=parts.committers, documents=parts.documents, model=parts.model,
+    return App(
+        stores=stores, engine=engine, model=parts.model, plan=builder.plan,
+        version=parts.version, closers=parts.closers, committers=parts.committers,
     )
 
 
@@ -274,54 +336,6 @@ def build_llm(config: StackConfig) -> LLM | None:
     """
     builder = StackBuilder(config, None)
     return builder.llm() if builder.plan.llm.kind == "openai" else None
-
-
-@dataclass
-class OpenedStack:
-    """An opened stack (see the module docstring)."""
-
-    description: str
-    stores: StackStores
-    engine: QueryEngine
-    workdir: Path | None = None
-    workdir_stack: Any = None
-    #: The stack's :class:`~hexrag.ports.DocumentStore` (``None``: it has none).
-    documents: Any = None
-    #: The stack's manifest and the model in use (:class:`~hexrag.manifests.StackModel`).
-    model: StackModel | None = None
-    _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
-    _commits: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
-
-    @property
-    def dim(self) -> int:
-        """The stack's vector dimension."""
-        return self.stores.entities.dim
-
-    async def record_model(self) -> None:
-        """Record the model in use in the stack, unless it records one (call it before the
-        stack's first write: ingest, delete, import, a migration target; see
-        :meth:`hexrag.manifests.StackModel.record`)."""
-        if self.model is not None:
-            await self.model.record(holds_data=await self.stores.entities.count() > 0)
-            self.stores.embedding_model = self.model.embedding_model
-
-    async def commit(self) -> None:
-        """Write what lives in files back: a working directory (then its manifest), or the
-        NetworkX graph of a LightRAG deployment (servers persist every write themselves)."""
-        for commit in self._commits:
-            await commit()
-        if self.workdir_stack is not None and self.workdir is not None:
-            from hexrag.adapters.workdir import save_workdir
-
-            await asyncio.to_thread(save_workdir, self.workdir_stack, self.workdir)
-            flush = getattr(self.model.store if self.model else None, "flush", None)
-            if flush is not None:
-                await asyncio.to_thread(flush)
-
-    async def aclose(self) -> None:
-        """Close every client the stack opened."""
-        while self._closers:
-            await self._closers.pop()()
 
 
 @dataclass
@@ -399,7 +413,7 @@ async def open_stack(
     embedder: Embedder | str | None = None,
     progress: Progress | None = None,
     workspace: str | None = None,
-) -> OpenedStack:
+) -> App:
     """Open the stack ``spec`` describes (in ``workspace``, through
     :func:`hexrag.config.workspace_config`; a working directory's ``<dir>/<workspace>/``).
 
@@ -407,8 +421,8 @@ async def open_stack(
     opened as a new, empty stack of that dimension (an import or migration target); without
     it such a path is :class:`~hexrag.core.errors.NotFound`. The embedder is the one the
     stack records (:mod:`hexrag.manifests`); ``embedder`` (an object or a spec) names one,
-    which must be the recorded model. Nothing is written until :meth:`OpenedStack.record_model`
-    and :meth:`OpenedStack.commit`.
+    which must be the recorded model. Nothing is written until :meth:`App.record_model`
+    and :meth:`App.commit`.
     """
     path = Path(spec).expanduser()
     say = progress or (lambda _m: None)
@@ -423,36 +437,21 @@ async def open_stack(
 
 
 async def _open_config(path: Path, embedder: Embedder | str | None, say: Progress,
-                       workspace: str | None = None) -> OpenedStack:
+                       workspace: str | None = None) -> App:
     from hexrag.config import load_config, workspace_config
 
     named = {"embedder": embedder} if isinstance(embedder, str) else {}
     config = workspace_config(load_config(path, **named), workspace)
-    stack = await build_stack(config, embedder=None if isinstance(embedder, str) else embedder,
-                              progress=say)
-    engine = stack.engine
-    stores = StackStores(
-        entities=engine.stores.entities,
-        relationships=engine.stores.relationships,
-        chunks=engine.stores.chunks,
-        graph=engine.stores.graph,
-        chunk_store=engine.stores.chunk_store,
-        cache=engine.cache,
-        embedding_model=stack.model.embedding_model if stack.model else None,
-        documents=stack.documents,
-        kv=dict(getattr(stack, "kv", None) or {}),
-    )
-    opened = OpenedStack(description=str(path), stores=stores, engine=engine,
-                         documents=stack.documents, model=stack.model)
-    opened._closers.append(stack.aclose)
-    opened._commits.append(stack.commit)
-    return opened
+    app = await build_stack(config, embedder=None if isinstance(embedder, str) else embedder,
+                            progress=say)
+    app.description = str(path)
+    return app
 
 
 async def _open_workdir(
     path: Path, create_dim: int | None, embedder: Embedder | str | None, say: Progress,
     workspace: str = "",
-) -> OpenedStack:
+) -> App:
     from hexrag.adapters.memory import HashingEmbedder
     from hexrag.adapters.workdir import empty_workdir_stack, load_workdir
     from hexrag.adapters.workdir.manifest import WorkdirManifestStore
@@ -501,12 +500,11 @@ async def _open_workdir(
                             embedder=spec or chosen, layout="workdir",
                             workspace=workspace)
     stack_model = StackModel(store, recorded, current, known=known, where=str(path))
-    stores = StackStores(**wd.stack_stores(), embedding_model=stack_model.embedding_model)
+    stores = StackStores(**wd.stack_stores(), embedding_model=stack_model.embedding_model,
+                         manifest=store)
     engine = compose_engine(wd.engine_stores(), embedder=model, cache=None,
                             fragments=wd.documents)
-    opened = OpenedStack(
-        description=str(path), stores=stores, engine=engine, workdir=path, workdir_stack=wd,
-        documents=wd.documents, model=stack_model,
+    return App(
+        stores=stores, engine=engine, model=stack_model, description=str(path),
+        workdir=path, workdir_stack=wd, closers=[("embedder", c) for c in closers],
     )
-    opened._closers.extend(closers)
-    return opened

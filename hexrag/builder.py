@@ -73,11 +73,13 @@ def _require(kind: str, what: str) -> None:
 class OpenedParts:
     """What :meth:`StackBuilder.open` opened: the stores (``entities``, ``relationships``,
     ``chunks``, ``graph``, ``chunk_store``; writes tracked by ``version``), the cache, the
-    document store, the models, the stack's recorded model, and the clients to close."""
+    document store, LightRAG's document-side namespaces (``kv``), the models, the stack's
+    recorded model, and the clients to close (and the working directory to write back)."""
 
     stores: dict[str, Any]
     cache: Cache | None
     documents: DocumentStore | None
+    kv: dict[str, Cache]
     embedder: Embedder
     llm: LLM | None
     reranker: Reranker | None
@@ -112,6 +114,7 @@ class StackBuilder:
         self._pools: dict[str, Any] = {}
         self.documents: DocumentStore | None = None
         self._embedder: Embedder | None = None
+        self.kv: dict[str, Cache] = {}
 
     def say(self, message: str) -> None:
         if self.progress is not None:
@@ -151,6 +154,7 @@ class StackBuilder:
             stores = await self.stores(embedder.dim)
             cache = await self.cache(plan.stores["cache"])
             self.documents = await self.document_store()
+            self.kv = await self.kv_stores()
         if llm is None and plan.llm.kind == "openai":
             llm = self.llm()
         if reranker is None and plan.reranker.kind != "none":
@@ -162,7 +166,7 @@ class StackBuilder:
             version = CorpusVersion(cache)
             stores = track_writes(version, **stores)
         return OpenedParts(
-            stores=stores, cache=cache, documents=self.documents, embedder=embedder,
+            stores=stores, cache=cache, documents=self.documents, kv=self.kv, embedder=embedder,
             llm=llm, reranker=reranker, settings=self.settings, model=model, version=version,
             closers=self.closers, committers=self.committers,
         )
@@ -345,7 +349,7 @@ class StackBuilder:
     async def workdir(self, dim: int) -> tuple[dict[str, Any], Cache]:
         import asyncio
 
-        from hexrag.adapters.workdir import load_workdir
+        from hexrag.adapters.workdir import load_workdir, resolve_workdir, save_workdir
 
         plan = self.plan
         assert plan.workdir is not None
@@ -365,7 +369,59 @@ class StackBuilder:
         stores = wd.engine_stores()
         cache = stores.pop("cache")
         self.documents = wd.documents
+        self.kv = dict(wd.kv)
+        where = resolve_workdir(plan.workdir, plan.workspace)
+
+        async def save() -> None:  # what the stack wrote (a deletion over HTTP), atomically
+            await asyncio.to_thread(save_workdir, wd, where)
+
+        self.committers.append(("working directory", save))
         return stores, cache
+
+    async def kv_stores(self) -> dict[str, Cache]:
+        """LightRAG's document-side namespaces (:data:`~hexrag.ports.cache.KV_NAMESPACES`)
+        on the chunk store's backend: LightRAG's own tables / keys in its layout
+        (``LIGHTRAG_DOC_FULL``..., ``<ws>_full_docs:*``), else hexrag's cache table or keys
+        with the namespace's name."""
+        from hexrag.ports.cache import KV_NAMESPACES
+
+        spec = self.plan.stores["chunk_store"]
+        lightrag = self.config.layout == "lightrag"
+        out: dict[str, Cache] = {}
+        if spec.kind == "memory":
+            from hexrag.adapters.memory import MemoryCache
+
+            return {ns: MemoryCache(ns) for ns in KV_NAMESPACES}
+        assert spec.url is not None
+        if spec.kind == "postgres":
+            pool = await self.pg_pool(spec.url)
+            for ns in KV_NAMESPACES:
+                if lightrag:
+                    from hexrag.adapters.postgres.lightrag_kv import LightRAGPgKV
+
+                    out[ns] = LightRAGPgKV(pool, namespace=ns,
+                                           workspace=self.lightrag_workspace or "default",
+                                           timeout=self.config.store_timeout)
+                else:
+                    from hexrag.adapters.postgres import PgCache
+
+                    out[ns] = PgCache(pool, namespace=ns, **self._pg_options())
+            return out
+        _require("redis", "chunk_store = redis://")
+        from redis.asyncio import Redis
+
+        client = Redis.from_url(spec.url, **self._redis_options())
+        self.closers.append(("redis key-value namespaces", client.aclose))
+        for ns in KV_NAMESPACES:
+            if lightrag:
+                from hexrag.adapters.redis.lightrag_kv import LightRAGRedisKV
+
+                out[ns] = LightRAGRedisKV(client, namespace=ns, workspace=self.lightrag_workspace)
+            else:
+                from hexrag.adapters.redis import RedisCache
+
+                out[ns] = RedisCache(client, workspace=self.plan.namespace, namespace=ns)
+        return out
 
     # -- stores -------------------------------------------------------------------------
 

@@ -524,8 +524,16 @@ def demo_command(
 # ----------------------------------------------------------------------------------------
 
 
+_STACK_HELP_SERVE = ("A stack TOML file or a LightRAG working directory (the same as --config "
+                     "or --workdir).")
+
+
 @app.command("serve")
 def serve_command(
+    stack: Annotated[
+        Path | None,
+        typer.Option("--stack", help=_STACK_HELP_SERVE, show_default=False),
+    ] = None,
     workdir: Annotated[
         Path | None,
         typer.Option("--workdir", "-w", help="Serve this LightRAG working directory.",
@@ -598,6 +606,11 @@ def serve_command(
     level = log_level.strip().lower()
     if level not in LOG_LEVELS:
         _fail(f"unknown log level {log_level!r}; choose one of {', '.join(LOG_LEVELS)}")
+
+    if stack is not None:
+        if config is not None or workdir is not None:
+            _fail("give the stack once: --stack, --config or --workdir")
+        config, workdir = (stack, None) if stack.suffix.lower() == ".toml" else (None, stack)
 
     def run() -> None:
         from hexrag.api.limits import ApiSettings
@@ -791,6 +804,24 @@ _WorkspaceOption = Annotated[
 ]
 
 
+_StackOption = Annotated[
+    Path | None,
+    typer.Option("--stack", help=_STACK_HELP + " (or give it as the first argument).",
+                 show_default=False),
+]
+
+
+def _the_stack(option: Path | None, *positional: Path | None) -> tuple[Path, list[Path]]:
+    """The stack (``--stack``, else the first positional argument) and the other
+    positional arguments, for commands that also take the stack as their first argument."""
+    given = [p for p in positional if p is not None]
+    if option is not None:
+        return option, given
+    if not given:
+        _fail("name the stack: --stack STACK (a stack TOML or a LightRAG directory)")
+    return given[0], given[1:]
+
+
 class _Bars:
     """One rich progress bar per store (section), on stderr."""
 
@@ -923,7 +954,7 @@ def ingest_command(
 
     async def go() -> dict[str, int]:
 
-        from hexrag.bootstrap import build_llm, compose_ingestor, open_stack
+        from hexrag.bootstrap import build_llm, open_stack
         from hexrag.config import StackConfig
         from hexrag.core.documents import encode_file_path
         from hexrag.parsers import read_document
@@ -938,10 +969,7 @@ def ingest_command(
                 _fail("ingestion needs an LLM: pass --llm openai:MODEL (any OpenAI-compatible "
                       "server via OPENAI_BASE_URL / OPENAI_API_KEY) or set llm in the stack")
             await opened.record_model()
-            ingestor = compose_ingestor(
-                opened.stores, llm=chat, embedder=opened.engine.embedder,
-                documents=opened.documents, settings=settings,
-            )
+            ingestor = opened.ingestor(chat, settings=settings)
             totals = {"documents": 0, "skipped": 0, "failed": 0, "chunks": 0,
                       "entities": 0, "relations": 0, "llm_calls": 0, "llm_cache_hits": 0}
             with _Bars() as bars:
@@ -1089,7 +1117,7 @@ def delete_command(
     (or deleted when none remain). A working directory is written back at the end."""
 
     async def go() -> dict[str, Any]:
-        from hexrag.bootstrap import build_llm, compose_ingestor, open_stack
+        from hexrag.bootstrap import RefusingLLM, build_llm, open_stack
         from hexrag.config import StackConfig
         from hexrag.env import ingest_settings
 
@@ -1099,10 +1127,7 @@ def delete_command(
             await opened.record_model()
             # the same model and ingestion settings as ingest: the rebuilt records equal a
             # fresh build of the remaining documents
-            ingestor = compose_ingestor(
-                opened.stores, llm=chat or _NoLLM(), embedder=opened.engine.embedder,
-                documents=opened.documents, settings=ingest_settings(),
-            )
+            ingestor = opened.ingestor(chat or RefusingLLM(), settings=ingest_settings())
             report = await ingestor.delete_documents(doc_ids,
                                                      delete_llm_cache=delete_llm_cache)
             await opened.commit()
@@ -1123,29 +1148,13 @@ def delete_command(
         raise typer.Exit(1)
 
 
-class _NoLLM:
-    """Stands in when a deletion has no LLM: only a summary would need one."""
-
-    model_name = "none"
-
-    async def complete(self, prompt: str, **_: Any) -> str:
-        from hexrag.core.errors import ConfigurationError
-
-        raise ConfigurationError(
-            "rebuilding a description needs an LLM summary (LightRAG's rule); pass --llm "
-            "openai:MODEL or set llm in the stack"
-        )
-
-    async def stream(self, prompt: str, **_: Any) -> Any:  # pragma: no cover - unused
-        yield await self.complete(prompt)
-
-
 @app.command("export")
 def export_command(
-    stack: Annotated[Path, typer.Argument(help=_STACK_HELP, show_default=False)],
-    directory: Annotated[
-        Path, typer.Argument(help="The archive directory to write.", show_default=False)
-    ],
+    first: Annotated[Path | None, typer.Argument(
+        metavar="[STACK] DIRECTORY", help=_STACK_HELP + " Then the archive directory to "
+        "write.", show_default=False)] = None,
+    second: Annotated[Path | None, typer.Argument(hidden=True, show_default=False)] = None,
+    stack_option: _StackOption = None,
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an archive already in DIRECTORY.")
     ] = False,
@@ -1158,6 +1167,10 @@ def export_command(
     and manifest.json with counts, SHA-256 checksums, the embedding model and dimension and
     the format version (hexrag.transfer.archive). Memory stays bounded by one page.
     """
+    stack, rest = _the_stack(stack_option, first, second)
+    if len(rest) != 1:
+        _fail("give the archive directory to write: hexrag export --stack STACK DIRECTORY")
+    directory = rest[0]
 
     async def go() -> dict[str, Any]:
         from hexrag.bootstrap import open_copy_source
@@ -1181,7 +1194,9 @@ def export_command(
 @app.command("import")
 def import_command(
     directory: Annotated[Path, typer.Argument(help="An archive directory.", show_default=False)],
-    stack: Annotated[Path, typer.Argument(help=_STACK_HELP, show_default=False)],
+    stack_argument: Annotated[Path | None, typer.Argument(
+        metavar="[STACK]", help=_STACK_HELP + " (or --stack).", show_default=False)] = None,
+    stack_option: _StackOption = None,
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Import into a stack that already holds data.")
     ] = False,
@@ -1200,6 +1215,7 @@ def import_command(
     embedding model that differs from the target's is refused. A LightRAG working directory
     that does not exist yet is created (written atomically at the end).
     """
+    stack, _ = _the_stack(stack_option, stack_argument)
 
     async def go() -> dict[str, Any]:
         from hexrag.bootstrap import open_stack
@@ -1231,7 +1247,8 @@ def import_command(
 @app.command("migrate")
 def migrate_command(
     source: Annotated[
-        Path, typer.Option("--from", help=_STACK_HELP, show_default=False)
+        Path, typer.Option("--from", "--stack", help=_STACK_HELP + " The source.",
+                           show_default=False)
     ],
     target: Annotated[Path, typer.Option("--to", help=_STACK_HELP, show_default=False)],
     overwrite: Annotated[
@@ -1362,7 +1379,9 @@ def migrate_command(
 
 @app.command("check")
 def check_command(
-    stack: Annotated[Path, typer.Argument(help=_STACK_HELP, show_default=False)],
+    stack_argument: Annotated[Path | None, typer.Argument(
+        metavar="[STACK]", help=_STACK_HELP + " (or --stack).", show_default=False)] = None,
+    stack_option: _StackOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     page_size: Annotated[int, typer.Option(help="Records per page.", min=1, max=10000)] = 1000,
     workspace: _WorkspaceOption = None,
@@ -1375,6 +1394,7 @@ def check_command(
     chunks whose metadata proves no product (scope). Vector dimension and model per store.
     A working directory's files are each read first: a damaged one is reported by name.
     """
+    stack, _ = _the_stack(stack_option, stack_argument)
 
     async def go() -> Any:
         from hexrag.adapters.workdir.validate import validate_workdir

@@ -17,39 +17,83 @@ __all__ = ["stack_app", "workspace_catalog", "workspace_router"]
 
 
 def stack_app(stack: Any, api: Any, *, workspace: str = "") -> Any:
-    """The FastAPI app serving ``stack`` with the API settings ``api``."""
+    """The FastAPI app serving ``stack`` (a :class:`hexrag.bootstrap.App`) with the API
+    settings ``api``.
+
+    Documents: with an LLM, ingestion and deletion over HTTP; the stack records its model
+    before its first write. A LightRAG working directory (held in memory) lists and deletes
+    documents (each deletion written back at once, atomically) but takes new ones only
+    through ``hexrag ingest``."""
     from hexrag.api import create_app
 
     async def consistency() -> dict[str, Any]:
-        from hexrag.transfer import StackStores, check_stack
+        from hexrag.transfer import check_stack
 
-        s = stack.engine.stores
-        stores = StackStores(
-            entities=s.entities, relationships=s.relationships, chunks=s.chunks,
-            graph=s.graph, chunk_store=s.chunk_store,
-        )
-        return (await check_stack(stores)).to_json()
+        return (await check_stack(stack.stores)).to_json()
 
     ingestor = None
     unavailable = None
-    if stack.plan.workdir is not None:
+    in_files = stack.plan is not None and stack.plan.workdir is not None
+    if in_files:
         unavailable = ("document ingestion over HTTP needs a server-backed stack; a LightRAG "
                        "working directory takes documents through `hexrag ingest`")
-    elif stack.engine.llm is not None:
-        from hexrag.bootstrap import compose_ingestor
+    if in_files or stack.engine.llm is not None:
+        from hexrag.bootstrap import RefusingLLM
         from hexrag.env import ingest_settings
 
-        ingestor = compose_ingestor(
-            stack.engine.stores, llm=stack.engine.llm, embedder=stack.engine.embedder,
-            tokenizer=stack.engine.tokenizer, documents=stack.documents,
-            cache=stack.engine.cache, settings=ingest_settings(),
-        )
+        inner = stack.ingestor(stack.engine.llm or RefusingLLM(), settings=ingest_settings())
+        ingestor = _StackWrites(inner, stack, accepts_documents=not in_files,
+                                why_not=unavailable or "")
     app = create_app(
         stack.engine, probes=stack.probes(), settings=api, consistency=consistency,
-        ingestor=ingestor, ingest_unavailable=unavailable,
+        ingestor=ingestor,  # type: ignore[arg-type]  # the Ingestor, wrapped
+        ingest_unavailable=unavailable,
     )
     app.state.workspace = workspace
     return app
+
+
+class _StackWrites:
+    """The ingestor the document routes use: the stack records its model before its first
+    write, and what lives in files is written back after each deletion; a stack that
+    does not ``accepts_documents`` (a working directory) refuses ingestion and resumes
+    nothing. Everything else is the wrapped :class:`~hexrag.core.ingestion.Ingestor`'s."""
+
+    def __init__(self, inner: Any, stack: Any, *, accepts_documents: bool, why_not: str) -> None:
+        self._inner = inner
+        self._stack = stack
+        self.accepts_documents = accepts_documents
+        self._why_not = why_not
+        self._recorded = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def _record(self) -> None:
+        if not self._recorded:
+            await self._stack.record_model()
+            self._recorded = True
+
+    async def ingest_text(self, *args: Any, **kwargs: Any) -> Any:
+        """Ingest one document (:meth:`Ingestor.ingest_text`)."""
+        if not self.accepts_documents:
+            from hexrag.core.errors import ConfigurationError
+
+            raise ConfigurationError(self._why_not)
+        await self._record()
+        return await self._inner.ingest_text(*args, **kwargs)
+
+    async def unfinished(self) -> list[Any]:
+        """The documents to resume (none where ingestion is refused)."""
+        return list(await self._inner.unfinished()) if self.accepts_documents else []
+
+    async def delete_documents(self, *args: Any, **kwargs: Any) -> Any:
+        """Delete documents (:meth:`Ingestor.delete_documents`), then write back what lives
+        in files (a working directory, LightRAG's NetworkX graph)."""
+        await self._record()
+        report = await self._inner.delete_documents(*args, **kwargs)
+        await self._stack.commit()
+        return report
 
 
 def workspace_catalog(config: Any) -> Any:

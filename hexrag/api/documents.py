@@ -180,7 +180,7 @@ class DocumentQueue:
                      meta: dict[str, str | None]) -> InsertResponse:
         """Queue documents; with a document store each one is first written as a
         ``pending`` row holding its text, so that a restarted server resumes it."""
-        if self.ingestor is None:
+        if self.ingestor is None or not getattr(self.ingestor, "accepts_documents", True):
             raise ConfigurationError(self.why_not)
         track_id = "insert_" + uuid.uuid4().hex[:12]
         contents = []

@@ -1,7 +1,12 @@
-"""The stack's manifest: what a stack records about itself, and the port that keeps it.
+"""The one stack value (:class:`Stack`), and the manifest a stack records about itself.
 
-A stack (the three vector indexes, the graph, the chunks, the LLM cache, the documents) is
-only usable with the embedding model that made its vectors. The :class:`StackManifest` is
+:class:`Stack` holds every section of one stack: the three vector indexes, the graph, the
+chunks, the LLM cache, the documents (status rows and fragments), LightRAG's document-side
+key-value namespaces, and where the manifest lives. Export, import, migration, checks,
+ingestion and the front doors all see a stack as this one type.
+
+A stack is only usable with the embedding model that made its vectors. The
+:class:`StackManifest` is
 stored **inside** the stack (a file of a working directory, a row of a hexrag PostgreSQL
 table, a Redis key under the stack's prefix, a value of a memory stack) so that every
 command finds the model again without being told, and refuses another one.
@@ -10,13 +15,18 @@ command finds the model again without being told, and refuses another one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from hexrag.core.errors import ConfigurationError
+from hexrag.ports.cache import Cache
+from hexrag.ports.chunk_store import ChunkStore
+from hexrag.ports.documents import DocumentStore
+from hexrag.ports.graph_store import GraphStore
+from hexrag.ports.vector_index import VectorIndex
 
-__all__ = ["MANIFEST_FORMAT_VERSION", "Layout", "ManifestStore", "StackManifest"]
+__all__ = ["MANIFEST_FORMAT_VERSION", "Layout", "ManifestStore", "Stack", "StackManifest"]
 
 #: The version of :meth:`StackManifest.to_json`'s format (bumped on incompatible change).
 MANIFEST_FORMAT_VERSION = 1
@@ -91,3 +101,66 @@ class ManifestStore(Protocol):
     async def write(self, manifest: StackManifest) -> None:
         """Store ``manifest``, replacing the one stored."""
         ...
+
+
+@dataclass
+class Stack:
+    """Every section of one stack, and how to release it.
+
+    ``entities``/``relationships``/``chunks`` are the vector indexes, ``graph`` the knowledge
+    graph, ``chunk_store`` the text chunks, ``cache`` LightRAG's LLM response cache
+    (``None``: none). ``embedding_model`` names the model that made the stored vectors
+    (``None``: unknown). ``documents`` holds the document status rows and description
+    fragments (``None``: the stack has none); ``kv`` LightRAG's document-side key-value
+    namespaces (:data:`hexrag.ports.cache.KV_NAMESPACES`, namespace -> store; absent: not
+    held); ``manifest`` where the stack keeps its :class:`StackManifest` (``None``: nowhere,
+    e.g. a scan-only source). ``closers`` release the clients (:meth:`close`).
+    """
+
+    entities: VectorIndex
+    relationships: VectorIndex
+    chunks: VectorIndex
+    graph: GraphStore
+    chunk_store: ChunkStore
+    cache: Cache | None = None
+    embedding_model: str | None = None
+    documents: DocumentStore | None = None
+    kv: dict[str, Cache] = field(default_factory=dict)
+    manifest: ManifestStore | None = None
+    closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list, repr=False)
+
+    def vector_index(self, section: str) -> VectorIndex:
+        """The vector index of ``entities``, ``relationships`` or ``chunks``."""
+        index: VectorIndex = getattr(self, section)
+        return index
+
+    def engine_stores(self) -> dict[str, Any]:
+        """The stores a query engine reads (the five, and the cache)."""
+        return {"entities": self.entities, "relationships": self.relationships,
+                "chunks": self.chunks, "graph": self.graph, "chunk_store": self.chunk_store,
+                "cache": self.cache}
+
+    async def counts(self) -> dict[str, int | None]:
+        """Records per section the stack holds (:mod:`hexrag.transfer.sections`; key-value
+        sections: ``None``, caches cannot count in one call)."""
+        out: dict[str, int | None] = {
+            "entities": await self.entities.count(),
+            "relationships": await self.relationships.count(),
+            "chunks": await self.chunks.count(),
+            "nodes": await self.graph.count_nodes(),
+            "edges": await self.graph.count_edges(),
+            "text_chunks": await self.chunk_store.count(),
+        }
+        if self.cache is not None:
+            out["llm_cache"] = None
+        if self.documents is not None:
+            out["doc_status"] = len(await self.documents.list_docs())
+            out["fragments"] = await self.documents.count_fragments()
+        for ns in self.kv:
+            out[ns] = None
+        return out
+
+    async def close(self) -> None:
+        """Release every client the stack opened, newest first."""
+        while self.closers:
+            await self.closers.pop()()

@@ -320,3 +320,66 @@ def test_unrecorded_directory_is_recorded_at_the_first_write_only(
                        "--re-embed", "hashing:16")
     assert re_embedded.returncode == 0, re_embedded.stderr[-2000:]
     assert json.loads((tmp_path / "re" / MANIFEST_FILE).read_text())["embedding_dim"] == 16
+
+
+def test_served_working_directory_lists_and_deletes_documents(
+    server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    """``GET /documents`` and ``DELETE /documents/delete_document`` on a served working
+    directory (issue 21 point 6): the deletion is written back to the files at once, with
+    the recorded model; new documents still go through ``hexrag ingest``."""
+    import asyncio
+    import time
+
+    from hexrag.api.limits import ApiSettings
+    from hexrag.serving import stack_app
+    from tests.integration.live import LiveServer
+
+    rag = tmp_path / "rag"
+    done = _cli(server, "ingest", str(_docs(tmp_path, crm=CRM, erp=ERP)), "--stack", str(rag),
+                "--llm", "openai:scripted", "--embedder", SALTED_SPEC, *CHUNKING)
+    assert done.returncode == 0, done.stderr[-3000:]
+    stack = asyncio.run(build_stack(StackConfig(workdir=rag)))
+    assert stack.engine.embedder.model_name == "salted-hashing"  # recorded, not named
+    live = LiveServer(stack_app(stack, ApiSettings.from_env({})))
+    try:
+        listed = live.client.get("/documents")
+        assert listed.status_code == 200, listed.text
+        processed = listed.json()["statuses"]["processed"]
+        assert len(processed) == 2
+        crm = next(d for d in processed if d["file_path"].endswith("crm.txt"))
+        refused = live.client.post("/documents/text", json={"text": HR})
+        assert refused.status_code == 503 and "hexrag ingest" in refused.text
+        r = live.client.request("DELETE", "/documents/delete_document",
+                                json={"doc_ids": [crm["id"]]})
+        assert r.status_code == 200 and r.json()["status"] == "deletion_started", r.text
+        deadline = time.monotonic() + 30
+        while True:
+            status = live.client.get("/documents/pipeline_status").json()
+            if not status["busy"] and not status["queued_deletions"]:
+                break
+            assert time.monotonic() < deadline, status
+            time.sleep(0.05)
+        assert "deleted 1 document(s)" in status["latest_message"], status
+        left = live.client.get("/documents").json()["statuses"]
+        assert [d["id"] for group in left.values() for d in group] == [
+            d["id"] for d in processed if d["id"] != crm["id"]]
+    finally:
+        live.stop()
+        asyncio.run(stack.aclose())
+    # written back: a fresh reader sees the deletion, and vectors of the recorded model
+    on_disk = json.loads((rag / "kv_store_doc_status.json").read_text())
+    assert crm["id"] not in on_disk and len(on_disk) == 1
+    listed_cli = _cli(None, "documents", "--stack", str(rag), "--json")
+    assert crm["id"] not in listed_cli.stdout and listed_cli.returncode == 0
+
+    from hexrag.bootstrap import open_stack
+
+    async def compare() -> int:
+        opened = await open_stack(rag)
+        try:
+            return await _vectors_match(opened.stores, SALTED)
+        finally:
+            await opened.aclose()
+
+    assert asyncio.run(compare()) > 3
