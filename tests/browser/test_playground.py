@@ -3,16 +3,14 @@ server on loopback: a scoped query, the drawn graph equal to ``/query/data``'s e
 removed-by-scope overlay, a node's chunks on click, the streamed answer, the API key, and
 workspaces. Screenshots go to ``$HEXRAG_ARTIFACTS`` (default ``test-artifacts/``).
 
-Chromium comes from the system (``apt-get install chromium``; ``HEXRAG_CHROMIUM`` names another
-executable); ``playwright install`` is never run. Without a browser the tests skip, or fail when
-``HEXRAG_REQUIRE_BACKENDS=1``.
+Chromium comes from the system (``apt-get install chromium``); the ``browser`` fixture is in
+``conftest.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,28 +23,8 @@ from hexrag.api.limits import ApiSettings
 from hexrag.bootstrap import compose_engine
 from hexrag.demo import DEFAULT_QUESTION, build_ingested_demo_engine
 from tests.integration.live import LiveServer
-from tests.services import require_backends
 
 ARTIFACTS = Path(os.environ.get("HEXRAG_ARTIFACTS", "test-artifacts"))
-
-
-def _chromium() -> str:
-    path = os.environ.get("HEXRAG_CHROMIUM") or shutil.which("chromium") or shutil.which(
-        "chromium-browser")
-    missing = None
-    if not path:
-        missing = "no chromium executable (apt-get install chromium, or set HEXRAG_CHROMIUM)"
-    else:
-        try:
-            import playwright  # noqa: F401
-        except ImportError:
-            missing = "playwright is not installed (pip install playwright)"
-    if missing:
-        if require_backends():
-            pytest.fail(missing + " (HEXRAG_REQUIRE_BACKENDS=1)", pytrace=False)
-        pytest.skip(missing)
-    assert path is not None
-    return path
 
 
 class StreamingLLM:
@@ -77,20 +55,6 @@ def _app(settings: ApiSettings | None = None) -> Any:
         embedder=demo.engine.embedder, llm=StreamingLLM(), fragments=demo.engine.fragments,
     )
     return create_app(engine, settings=settings or ApiSettings(), required_stores=())
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    executable = _chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=executable, headless=True,
-                              args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture

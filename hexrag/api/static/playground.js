@@ -7,6 +7,13 @@ const SEP = "<SEP>";
 const $ = (id) => document.getElementById(id);
 const state = { data: null, unscoped: null, removed: { entities: [], relationships: [] },
                 streamDone: false, answer: "", timings: {} };
+// Labels: rendered size grows with the zoom (sub-linearly) between MIN and MAX px; below MIN
+// only the hubs, the hovered node and the selection keep a label (at MIN px).
+const LABEL = { base: 13, min: 9, max: 22, hubs: 12 };
+// One mouse-wheel notch (100 px) zooms by 20 %, as maps and diagram tools do.
+const WHEEL = { notch: 100, factor: 1.2, maxDelta: 300 };
+const ZOOM = { min: 0.05, max: 6, step: 1.25 };
+const PREVIEW = 90;  // characters of a collapsed chunk shown in its summary line
 window.hexrag = { state, cy: null };  // for scripts and tests: the state and the graph
 
 function el(tag, text, cls) {
@@ -97,6 +104,77 @@ async function loadWorkspaces() {
   } catch (e) { /* no workspaces */ }
 }
 
+// ---- hexrag's encoded file_path -> product / category / source --------------------------
+// hexrag.core.documents.encode_file_path writes "product_id:<p>:category:<c>:source:<s>" (the
+// parts present, in that order; a source may hold ":"); hexrag.core.scope parses it the same way.
+
+const PATH_KEYS = { product_id: "product", category: "category", category_id: "category",
+                    source: "source", doc_id: "doc" };
+
+function decodeSegment(segment) {
+  const tokens = segment.trim().split(":");
+  if (tokens.length < 2 || !(tokens[0] in PATH_KEYS)) return null;
+  const found = {};
+  let key = null;
+  let value = [];
+  for (const token of tokens) {
+    if (token in PATH_KEYS && (key === null || value.length)) {
+      if (key !== null) found[PATH_KEYS[key]] = value.join(":");
+      key = token;
+      value = [];
+    } else {
+      value.push(token);
+    }
+  }
+  if (key !== null) found[PATH_KEYS[key]] = value.join(":");
+  if (!found.product && !found.category && !found.doc) return null;
+  return found;
+}
+
+// The sources named by a file_path (several when <SEP>-joined): [{product, category, source}]
+function decodeFilePath(filePath) {
+  const out = [];
+  for (const segment of String(filePath || "").split(SEP)) {
+    if (!segment.trim()) continue;
+    out.push(decodeSegment(segment) || { source: segment.trim() });
+  }
+  return out;
+}
+
+function sourceParts(src) {
+  return [src.product, src.category, src.source || src.doc].filter(Boolean);
+}
+
+function sourceLine(src) {
+  const span = el("span", null, "src");
+  sourceParts(src).forEach((part, i) => {
+    if (i) span.appendChild(el("span", " / ", "sep"));
+    span.appendChild(el("span", part, "part"));
+  });
+  return span;
+}
+
+function renderReferences(refs) {
+  const list = $("references");
+  list.replaceChildren();
+  $("references-title").hidden = !refs.length;
+  for (const ref of refs) {
+    const li = el("li");
+    li.dataset.referenceId = ref.reference_id;
+    li.title = String(ref.file_path || "");  // the stored value, on hover
+    li.appendChild(el("span", `[${ref.reference_id}]`, "ref-n"));
+    const sources = decodeFilePath(ref.file_path);
+    sources.forEach((src, i) => {
+      if (i) li.appendChild(document.createTextNode("; "));
+      li.appendChild(sourceLine(src));
+    });
+    if (!sources.length) li.appendChild(el("span", "unknown source", "src"));
+    list.appendChild(li);
+  }
+}
+
+// ---- the graph -----------------------------------------------------------------------------
+
 function pairKey(a, b) { return a < b ? a + "\u0000" + b : b + "\u0000" + a; }
 
 function elements(data, removed) {
@@ -137,29 +215,140 @@ function elements(data, removed) {
   return out;
 }
 
+const STYLE = [
+  { selector: "node", style: {
+    label: "data(label)", "font-size": LABEL.base, "text-valign": "bottom", "text-margin-y": 3,
+    "text-wrap": "ellipsis", "text-max-width": "160px", color: "#1d2330",
+    "text-background-color": "#ffffff", "text-background-opacity": 0.8,
+    "text-background-padding": "1px", "text-background-shape": "roundrectangle",
+    width: "mapData(degree, 0, 12, 14, 34)", height: "mapData(degree, 0, 12, 14, 34)",
+    "background-color": "#2457c5" } },
+  { selector: "node.endpoint", style: { "background-color": "#98a2b3" } },
+  { selector: "node.removed", style: { "background-color": "#fff", "border-width": 2,
+    "border-style": "dashed", "border-color": "#d92d20", color: "#667085" } },
+  { selector: "node.quiet", style: { "text-opacity": 0, "text-background-opacity": 0 } },
+  { selector: "edge", style: { width: "mapData(weight, 0, 10, 1, 7)", "line-color": "#7a8aa8",
+    "curve-style": "bezier", opacity: 0.8 } },
+  { selector: "edge.removed", style: { "line-style": "dashed", "line-color": "#f04438",
+    opacity: 0.5 } },
+  { selector: "node:selected", style: { "border-width": 3, "border-color": "#f79009" } },
+  { selector: "edge:selected", style: { "line-color": "#f79009", opacity: 1 } },
+];
+
+// Rendered label size (px) at zoom z: grows with the zoom, never above LABEL.max.
+function labelPx(z) { return Math.min(LABEL.max, LABEL.base * Math.sqrt(z)); }
+
+function updateLabels() {
+  const cy = window.hexrag.cy;
+  if (!cy) return;
+  const z = cy.zoom();
+  const px = labelPx(z);
+  const small = px < LABEL.min;
+  cy.batch(() => {
+    cy.nodes().forEach((n) => {
+      const keep = n.hasClass("hub") || n.hasClass("lit") || n.selected();
+      n.style("font-size", (small ? LABEL.min : px) / z);
+      n.toggleClass("quiet", small && !keep);
+    });
+  });
+  $("label-hint").hidden = !small || cy.nodes().length <= LABEL.hubs;
+}
+
+let labelFrame = 0;
+function scheduleLabels() {
+  if (labelFrame) return;
+  labelFrame = requestAnimationFrame(() => { labelFrame = 0; updateLabels(); });
+}
+
+function zoomBy(factor, at) {
+  const cy = window.hexrag.cy;
+  if (!cy) return;
+  const level = Math.min(ZOOM.max, Math.max(ZOOM.min, cy.zoom() * factor));
+  const box = $("graph");
+  const pos = at || { x: box.clientWidth / 2, y: box.clientHeight / 2 };
+  cy.zoom({ level, renderedPosition: pos });
+  updateLabels();
+}
+
+function fitView() {
+  const cy = window.hexrag.cy;
+  if (!cy) return;
+  cy.fit(undefined, 30);
+  updateLabels();
+}
+
+// Cytoscape's own wheel zoom needs dozens of notches for a mouse: the page handles the wheel
+// over the graph itself (caught on the way down, before cytoscape sees it).
+function onWheel(e) {
+  if (!window.hexrag.cy || !$("graph").contains(e.target)) return;
+  e.preventDefault();
+  e.stopPropagation();
+  let dy = e.deltaY * (e.deltaMode === 1 ? 40 : e.deltaMode === 2 ? 800 : 1);
+  if (e.ctrlKey) dy *= 4;  // a trackpad pinch sends small deltas with ctrlKey
+  dy = Math.max(-WHEEL.maxDelta, Math.min(WHEEL.maxDelta, dy));
+  const rect = $("graph").getBoundingClientRect();
+  zoomBy(Math.pow(WHEEL.factor, -dy / WHEEL.notch),
+         { x: e.clientX - rect.left, y: e.clientY - rect.top });
+}
+
+function light(node) {
+  const cy = window.hexrag.cy;
+  cy.nodes(".lit").removeClass("lit");
+  if (node) node.closedNeighborhood("node").addClass("lit");
+  updateLabels();
+}
+
+function updateLegend(cy) {
+  const counts = {
+    in: cy.nodes(".in").length, endpoint: cy.nodes(".endpoint").length,
+    edges: cy.edges(".in").length, removed: cy.nodes(".removed").length,
+    "removed-edges": cy.edges(".removed").length,
+  };
+  for (const [key, n] of Object.entries(counts)) {
+    document.querySelector(`#legend [data-count="${key}"]`).textContent = String(n);
+  }
+  document.querySelector("#legend .removed-item").classList.toggle(
+    "none", !counts.removed && !counts["removed-edges"]);
+}
+
 function draw(data, removed) {
   if (window.hexrag.cy) window.hexrag.cy.destroy();
+  const items = elements(data, removed);
+  const degree = new Map();
+  for (const x of items) {
+    if (x.group !== "edges") continue;
+    for (const end of [x.data.source, x.data.target]) degree.set(end, (degree.get(end) || 0) + 1);
+  }
+  for (const x of items) if (x.group === "nodes") x.data.degree = degree.get(x.data.id) || 0;
   const cy = cytoscape({
     container: $("graph"),
-    elements: elements(data, removed),
-    style: [
-      { selector: "node", style: { label: "data(label)", "font-size": 10, "text-valign": "bottom",
-        "text-margin-y": 3, width: 16, height: 16, "background-color": "#2457c5" } },
-      { selector: "node.endpoint", style: { "background-color": "#98a2b3" } },
-      { selector: "node.removed", style: { "background-color": "#fff", "border-width": 2,
-        "border-style": "dashed", "border-color": "#d92d20", color: "#98a2b3" } },
-      { selector: "edge", style: { width: "mapData(weight, 0, 10, 1, 7)", "line-color": "#7a8aa8",
-        "curve-style": "bezier", opacity: 0.8 } },
-      { selector: "edge.removed", style: { "line-style": "dashed", "line-color": "#f04438",
-        opacity: 0.5 } },
-      { selector: ":selected", style: { "overlay-color": "#2457c5", "overlay-opacity": 0.2 } },
-    ],
-    layout: { name: "cose", animate: false, randomize: false, nodeRepulsion: 9000 },
-    wheelSensitivity: 0.2,
+    elements: items,
+    style: STYLE,
+    minZoom: ZOOM.min,
+    maxZoom: ZOOM.max,
   });
-  cy.on("tap", "node, edge", (evt) => showDetail(evt.target.data()));
+  // the best-connected nodes keep their label when the others are hidden
+  cy.nodes().sort((a, b) => b.degree(false) - a.degree(false) || (a.id() < b.id() ? -1 : 1))
+    .slice(0, LABEL.hubs).addClass("hub");
+  cy.layout({ name: "cose", animate: false, randomize: false, nodeRepulsion: 9000,
+              fit: true, padding: 30 }).run();
+  cy.on("tap", "node, edge", (evt) => {
+    showDetail(evt.target.data());
+    light(evt.target.isNode() ? evt.target : null);
+  });
+  cy.on("tap", (evt) => { if (evt.target === cy) light(null); });
+  cy.on("mouseover", "node", (evt) => { evt.target.addClass("lit"); updateLabels(); });
+  cy.on("mouseout", "node", (evt) => {
+    if (!evt.target.selected()) evt.target.removeClass("lit");
+    updateLabels();
+  });
+  cy.on("zoom", scheduleLabels);
   window.hexrag.cy = cy;
+  updateLegend(cy);
+  updateLabels();
 }
+
+// ---- the selection panel -------------------------------------------------------------------
 
 function chunksOf(record) {
   const ids = new Set(String(record && record.source_id || "").split(SEP).filter(Boolean));
@@ -167,9 +356,33 @@ function chunksOf(record) {
   return all.filter((c) => ids.has(c.chunk_id));
 }
 
+function preview(text) {
+  const flat = String(text || "").replace(/\s+/g, " ").trim();
+  return flat.length > PREVIEW ? flat.slice(0, PREVIEW) + "…" : flat;
+}
+
+function chunkBox(c, n) {
+  const box = el("details", null, "chunk");
+  box.dataset.chunkId = c.chunk_id;
+  const summary = el("summary");
+  summary.appendChild(el("span", `#${n}`, "cid"));
+  summary.appendChild(el("span", preview(c.content), "preview"));
+  summary.title = c.chunk_id;
+  box.appendChild(summary);
+  box.appendChild(el("div", c.content, "text"));
+  const sources = decodeFilePath(c.file_path);
+  if (sources.length) {
+    const meta = el("p", null, "meta");
+    sources.forEach((s) => meta.appendChild(sourceLine(s)));
+    box.appendChild(meta);
+  }
+  return box;
+}
+
 function showDetail(d) {
   const box = $("detail");
   box.replaceChildren();
+  box.scrollTop = 0;
   state.selected = d.id;
   const r = d.record || {};
   if (d.kind === "relation" || (d.kind === "removed" && d.source)) {
@@ -184,17 +397,39 @@ function showDetail(d) {
     box.appendChild(el("p", "only an endpoint of a retrieved relation", "meta"));
     return;
   }
-  box.appendChild(el("p", String(r.description || "").split(SEP).join("\n")));
-  if (r.file_path) box.appendChild(el("p", String(r.file_path).split(SEP).join(", "), "meta"));
+  const parts = String(r.description || "").split(SEP).filter((p) => p.trim());
+  if (parts.length > 1) {
+    const list = el("ul", null, "desc");
+    for (const p of parts) list.appendChild(el("li", p));
+    box.appendChild(list);
+  } else {
+    box.appendChild(el("p", parts[0] || "", "desc-one"));
+  }
+  const sources = decodeFilePath(r.file_path);
+  if (sources.length) {
+    const meta = el("p", null, "meta sources");
+    meta.appendChild(document.createTextNode(sources.length > 1 ? "sources: " : "source: "));
+    sources.forEach((s, i) => {
+      if (i) meta.appendChild(document.createTextNode("; "));
+      meta.appendChild(sourceLine(s));
+    });
+    box.appendChild(meta);
+  }
   const chunks = chunksOf(r);
   const head = el("h4", chunks.length ? `chunks in the context (${chunks.length})`
                                       : "no chunk of it is in the context");
-  box.appendChild(head);
-  for (const c of chunks) {
-    const div = el("div", c.content, "chunk");
-    div.dataset.chunkId = c.chunk_id;
-    box.appendChild(div);
+  if (chunks.length > 1) {
+    const toggle = el("button", "expand all", "link");
+    toggle.type = "button";
+    toggle.addEventListener("click", () => {
+      const open = toggle.textContent === "expand all";
+      box.querySelectorAll("details.chunk").forEach((x) => { x.open = open; });
+      toggle.textContent = open ? "collapse all" : "expand all";
+    });
+    head.appendChild(toggle);
   }
+  box.appendChild(head);
+  chunks.forEach((c, i) => box.appendChild(chunkBox(c, i + 1)));
 }
 
 function showInfo(data) {
@@ -217,10 +452,12 @@ function showInfo(data) {
   box.appendChild(table);
 }
 
+// ---- the query -----------------------------------------------------------------------------
+
 async function stream(body) {
   const answer = $("answer");
   answer.textContent = "";
-  $("references").replaceChildren();
+  renderReferences([]);
   state.answer = "";
   state.streamDone = false;
   const t0 = performance.now();
@@ -239,11 +476,7 @@ async function stream(body) {
       buffer = buffer.slice(cut + 1);
       if (!line) continue;
       const msg = JSON.parse(line);
-      if (msg.references) {
-        for (const ref of msg.references) {
-          $("references").appendChild(el("li", `[${ref.reference_id}] ${ref.file_path}`));
-        }
-      }
+      if (msg.references) renderReferences(msg.references);
       if (msg.response) { state.answer += msg.response; answer.textContent = state.answer; }
       if (msg.error) throw new Error(msg.error);
       if (msg.status === "done") state.streamDone = true;
@@ -254,8 +487,9 @@ async function stream(body) {
 }
 
 async function run() {
+  if ($("run").disabled) return;  // one query at a time
   const query = $("query").value.trim();
-  if (!query) { setStatus("type a question first", true); return; }
+  if (!query) { setStatus("type a question first", true); $("query").focus(); return; }
   const body = { query, mode: $("mode").value, include_references: true };
   const s = scope();
   if (s) body.scope = s;
@@ -291,15 +525,23 @@ async function run() {
   }
 }
 
-window.hexrag.showDetail = showDetail;
+Object.assign(window.hexrag, { showDetail, decodeFilePath, labelPx, fitView, zoomBy });
 $("api-key").value = localStorage.getItem("hexrag-api-key") || "";
 $("api-key").addEventListener("change", () => {
   localStorage.setItem("hexrag-api-key", $("api-key").value.trim());
   loadWorkspaces().then(loadScopeValues);
 });
 $("workspace").addEventListener("change", loadScopeValues);
-$("run").addEventListener("click", run);
-$("query").addEventListener("keydown", (e) => {
-  if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) run();
+$("ask").addEventListener("submit", (e) => { e.preventDefault(); run(); });
+// Enter submits from the question and the pickers; Shift+Enter is a new line in the question
+$("ask").addEventListener("keydown", (e) => {
+  if (e.key !== "Enter" || e.shiftKey || e.isComposing) return;
+  if (!["TEXTAREA", "SELECT"].includes(e.target.tagName)) return;
+  e.preventDefault();
+  $("ask").requestSubmit();
 });
+$("zoom-in").addEventListener("click", () => zoomBy(ZOOM.step));
+$("zoom-out").addEventListener("click", () => zoomBy(1 / ZOOM.step));
+$("fit").addEventListener("click", fitView);
+$("graph-box").addEventListener("wheel", onWheel, { capture: true, passive: false });
 loadWorkspaces().then(loadScopeValues);
