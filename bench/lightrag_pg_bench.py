@@ -3,16 +3,25 @@
 Builds a deployment of the parity benchmark's dataset (kept in the database under the
 workspace ``bench_<size>`` and reused when ``--dsn`` names a persistent server) with LightRAG's
 own PostgreSQL storage classes (``PGKVStorage``, ``PGVectorStorage``, ``PGTableGraphStorage``)
-on a ``pgserver`` PostgreSQL 16 + pgvector (or ``--dsn``), then times, in one process and on one
-event loop, LightRAG's ``aquery_data`` and hexrag's ``query_data`` over hexrag's LightRAG-layout
-adapters (:mod:`hexrag.adapters.postgres.lightrag_layout`) for every mode, keywords supplied (no
-LLM), median over the queries, sides alternating per query. It checks that both returned the
-same data (WEIGHT exactly) and prints one table.
+on a ``pgserver`` PostgreSQL 16 + pgvector (or ``--dsn``). hexrag is opened from **the
+README's TOML as written** (``layout = "lightrag"``, no engine setting: hybrid and mix use the
+default chunk-exact relation lookup), the embedder being the bench's deterministic one. In one
+process and on one event loop it times LightRAG's ``aquery_data`` and hexrag's ``query_data``
+for every mode, keywords supplied (no LLM), median over the queries, sides alternating per
+query, and checks that both returned the same data (WEIGHT exactly, VECTOR chunks as sets).
+
+Printed per pick: the side-by-side table (with ``--before``, also hexrag with the chunk lookup
+as it was: a scan of every edge), hexrag's per-stage medians (``bench/lightrag_pg_profile.py``:
+embed, vector search, graph expansion, chunk recovery, other = truncation/context/Python) and
+round trips per store, and "the floor": the statements each query sent, replayed back to back
+on one bare asyncpg connection, with hexrag's time as a multiple of it. ``--explain`` prints
+EXPLAIN (ANALYZE, BUFFERS) times of every statement of the first query per mode;
+``--pyinstrument MODE`` prints a pyinstrument profile of hexrag's side for that mode.
 
 Usage::
 
-    python bench/lightrag_pg_bench.py --size 10k
-    python bench/lightrag_pg_bench.py --size 1k --queries 6
+    python bench/lightrag_pg_bench.py --size 10k --queries 30 --before
+    python bench/lightrag_pg_bench.py --size 1k --queries 6 --picks WEIGHT --explain
 
 Not run in CI (minutes to write the deployment).
 """
@@ -21,8 +30,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
+import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +44,7 @@ for p in (REPO, REPO / "bench"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
+from lightrag_pg_profile import Probe, explain, floor_seconds, summarise  # noqa: E402
 from parity_bench import SIZES, _spec  # noqa: E402
 
 from hexrag.devtools.lightrag_data import (  # noqa: E402
@@ -41,10 +54,31 @@ from hexrag.devtools.lightrag_data import (  # noqa: E402
     keyword_queries,
     lightrag_query_data,
     parity_embedder,
-    parity_settings,
 )
 
 MODES = ("local", "global", "hybrid", "mix", "naive")
+
+README_TOML = """\
+vector_index = "{dsn}"
+graph_store  = "{dsn}"
+chunk_store  = "{dsn}"
+layout       = "lightrag"
+workspace    = "{workspace}"
+lightrag_model_name = "{model}"
+embedder     = "hashing"
+"""
+
+
+class _ScanOnlyGraph:
+    """The graph store without the pair-narrowed chunk lookup: hexrag's lookup as it was."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "get_edges_by_chunk_ids_of_pairs" or name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._inner, name)
 
 
 async def _deployment_exists(dsn: str, workspace: str) -> bool:
@@ -63,86 +97,173 @@ async def _deployment_exists(dsn: str, workspace: str) -> bool:
         await conn.close()
 
 
-async def run(dsn: str, size: str, n_queries: int) -> list[dict[str, Any]]:
-    from hexrag.adapters.postgres import create_pool
-    from hexrag.adapters.postgres.lightrag_layout import open_lightrag_pg_stores
-    from hexrag.bootstrap import compose_engine
-    from hexrag.devtools.lightrag_pg import (
-        MODEL_NAME,
-        init_lightrag_pg,
-        make_lightrag_pg,
-        write_lightrag_pg,
-    )
+async def _open_readme_stack(dsn: str, workspace: str, pick: str, embedder: Any) -> Any:
+    from hexrag.bootstrap import build_stack
+    from hexrag.config import load_config
+    from hexrag.devtools.lightrag_pg import MODEL_NAME
 
-    embedder = parity_embedder()
+    path = Path(tempfile.mkdtemp(prefix="hexrag-bench-")) / "lightrag.toml"
+    path.write_text(README_TOML.format(dsn=dsn, workspace=workspace, model=MODEL_NAME))
+    os.environ["KG_CHUNK_PICK_METHOD"] = pick  # LightRAG's variable, as a deployment sets it
+    return await build_stack(load_config(path), embedder=embedder)
+
+
+def _inner(store: Any) -> Any:
+    return getattr(store, "inner", store)
+
+
+async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
+    import asyncpg
+
+    from hexrag.bootstrap import compose_engine
+    from hexrag.devtools.lightrag_pg import init_lightrag_pg, make_lightrag_pg, write_lightrag_pg
+
+    size = args.size
     dataset = generate_dataset(_spec(size))
     workspace = f"bench_{size}"
     if not await _deployment_exists(dsn, workspace):
         t0 = time.perf_counter()
         print(f"[{size}] writing the deployment with LightRAG's PG classes ...", flush=True)
-        await write_lightrag_pg(dataset, dsn, embedder, workspace=workspace)
+        await write_lightrag_pg(dataset, dsn, parity_embedder(), workspace=workspace)
         print(f"[{size}] written in {time.perf_counter() - t0:.0f} s", flush=True)
-    queries = keyword_queries(dataset, n_queries)
-    pool = await create_pool(dsn)
-    stores = open_lightrag_pg_stores(
-        pool, workspace=workspace, embedding_dim=embedder.dim, model_name=MODEL_NAME
-    )
+    queries = keyword_queries(dataset, args.queries)
+    bare = await asyncpg.connect(dsn)
     rows: list[dict[str, Any]] = []
     try:
-        for pick in ("VECTOR", "WEIGHT"):
-            rag = make_lightrag_pg(dsn, embedder, workspace=workspace, kg_chunk_pick_method=pick)
+        for pick in args.picks.split(","):
+            lr_embedder, hx_embedder = parity_embedder(), parity_embedder()
+            rag = make_lightrag_pg(dsn, lr_embedder, workspace=workspace, kg_chunk_pick_method=pick)
             await init_lightrag_pg(rag, dsn)
-            engine = compose_engine(stores, embedder=embedder, settings=parity_settings(pick))
+            app = await _open_readme_stack(dsn, workspace, pick, hx_embedder)
+            engine = app.engine
+            stores = {k: _inner(getattr(app.stores, k))
+                      for k in ("entities", "relationships", "chunks", "graph", "chunk_store")}
+            probe = Probe(stores, hx_embedder)
+            before = None
+            if args.before:
+                before = compose_engine(
+                    {**stores, "graph": _ScanOnlyGraph(stores["graph"])},
+                    embedder=hx_embedder, settings=engine.settings,
+                )
             try:
                 for mode in MODES:
-                    lr_t: list[float] = []
-                    hx_t: list[float] = []
-                    same = 0
-                    for i, q in enumerate(queries):
-                        order = ("lr", "hx") if i % 2 == 0 else ("hx", "lr")
-                        out: dict[str, Any] = {}
-                        for side in order:
-                            t0 = time.perf_counter()
-                            if side == "lr":
-                                out[side] = await lightrag_query_data(rag, mode, q)
-                                lr_t.append(time.perf_counter() - t0)
-                            else:
-                                out[side] = await hexrag_query_data(engine, mode, q)
-                                hx_t.append(time.perf_counter() - t0)
-                        same += not diff_query_data(out["lr"], out["hx"], exact=pick == "WEIGHT")
-                    rows.append({
-                        "size": size, "pick": pick, "mode": mode,
-                        "lightrag_ms": 1000 * statistics.median(lr_t),
-                        "hexrag_ms": 1000 * statistics.median(hx_t),
-                        "identical": f"{same}/{len(queries)}",
-                    })
+                    rows.append(await _mode(args, pick, mode, queries, rag, engine, before,
+                                            probe, bare))
                     print(f"[{size}] {pick} {mode} done", flush=True)
             finally:
                 await rag.finalize_storages()
+                await app.aclose()
     finally:
-        await pool.close()
+        await bare.close()
     return rows
+
+
+async def _mode(args: argparse.Namespace, pick: str, mode: str, queries: list[Any], rag: Any,
+                engine: Any, before: Any, probe: Probe, bare: Any) -> dict[str, Any]:
+    lr_t: list[float] = []
+    hx_t: list[float] = []
+    old_t: list[float] = []
+    profiles = []
+    floors: list[float] = []
+    same = same_old = 0
+    for i, q in enumerate(queries):
+        order = ("lr", "hx", "old") if i % 2 == 0 else ("old", "hx", "lr")
+        out: dict[str, Any] = {}
+        for side in order:
+            if side == "old" and before is None:
+                continue
+            t0 = time.perf_counter()
+            if side == "lr":
+                out[side] = await lightrag_query_data(rag, mode, q)
+                lr_t.append(time.perf_counter() - t0)
+            elif side == "old":
+                out[side] = await hexrag_query_data(before, mode, q)
+                old_t.append(time.perf_counter() - t0)
+            else:
+                out[side], prof = await probe.measure(
+                    functools.partial(hexrag_query_data, engine, mode, q)
+                )
+                hx_t.append(time.perf_counter() - t0)
+                profiles.append(prof)
+        exact = pick == "WEIGHT"
+        same += not diff_query_data(out["lr"], out["hx"], exact=exact)
+        if before is not None:
+            same_old += not diff_query_data(out["old"], out["hx"], exact=exact)
+        floors.append(await floor_seconds(bare, profiles[-1].statements))
+    if args.explain:
+        print(f"\n-- EXPLAIN (ANALYZE, BUFFERS), {pick} {mode}, query 1:")
+        for key, ms, first in await explain(bare, profiles[0].statements):
+            print(f"   {key:13s} {ms:8.2f} ms  {first}")
+    if args.pyinstrument == mode:
+        from pyinstrument import Profiler
+
+        profiler = Profiler(async_mode="enabled")
+        with profiler:
+            for q in queries:
+                await hexrag_query_data(engine, mode, q)
+        print(profiler.output_text(unicode=False, color=False, show_all=False))
+    return {
+        "pick": pick, "mode": mode,
+        "lightrag_ms": 1000 * statistics.median(lr_t),
+        "hexrag_ms": 1000 * statistics.median(hx_t),
+        "before_ms": 1000 * statistics.median(old_t) if old_t else None,
+        "identical": f"{same}/{len(queries)}",
+        "before_identical": f"{same_old}/{len(queries)}" if before is not None else None,
+        "floor_ms": 1000 * statistics.median(floors),
+        **summarise(profiles),
+    }
+
+
+def _print(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    load = os.getloadavg()
+    print(f"\n{args.size}, {args.queries} queries, keywords given, medians in ms; "
+          f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
+          f"on {os.cpu_count()} cores")
+    print("\n| pick | mode | LightRAG | hexrag (README TOML) | ratio | identical |"
+          + (" hexrag before (scan lookup) | ratio | same as before |" if args.before else ""))
+    print("|---|---|---:|---:|---:|---|" + ("---:|---:|---|" if args.before else ""))
+    for r in rows:
+        line = (f"| {r['pick']} | {r['mode']} | {r['lightrag_ms']:.1f} | {r['hexrag_ms']:.1f} | "
+                f"{r['lightrag_ms'] / r['hexrag_ms']:.1f}x | {r['identical']} |")
+        if args.before:
+            line += (f" {r['before_ms']:.1f} | {r['lightrag_ms'] / r['before_ms']:.1f}x | "
+                     f"{r['before_identical']} |")
+        print(line)
+    print("\nhexrag per stage (median ms; stages overlap when branches run concurrently), "
+          "round trips per store (median), the floor (the same statements back to back on a "
+          "bare asyncpg connection):")
+    print("\n| pick | mode | embed | search | graph | chunks | other | round trips | "
+          "floor | x floor |")
+    print("|---|---|---:|---:|---:|---:|---:|---|---:|---:|")
+    for r in rows:
+        s = r["stages"]
+        trips = ", ".join(f"{k} {v:g}" for k, v in r["round_trips"].items())
+        print(f"| {r['pick']} | {r['mode']} | {s['embed']:.1f} | {s['search']:.1f} | "
+              f"{s['graph']:.1f} | {s['chunks']:.1f} | {s['other']:.1f} | "
+              f"{r['total_trips']:g} ({trips}) | {r['floor_ms']:.1f} | "
+              f"{r['hexrag_ms'] / r['floor_ms']:.2f} |")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", default="10k", choices=sorted(SIZES))
-    ap.add_argument("--queries", type=int, default=12)
+    ap.add_argument("--queries", type=int, default=30)
+    ap.add_argument("--picks", default="WEIGHT,VECTOR", help="comma-separated chunk picks")
     ap.add_argument("--dsn", default=None, help="PostgreSQL with pgvector (default: pgserver)")
+    ap.add_argument("--before", action="store_true",
+                    help="also time hexrag with the chunk lookup as it was (scan of every edge)")
+    ap.add_argument("--explain", action="store_true",
+                    help="EXPLAIN (ANALYZE, BUFFERS) every statement of the first query per mode")
+    ap.add_argument("--pyinstrument", default=None, choices=MODES,
+                    help="print a pyinstrument profile of hexrag's side for this mode")
     args = ap.parse_args()
     dsn = args.dsn
     if dsn is None:
         from tests.services.postgres import postgres_dsn
 
         dsn = postgres_dsn()
-    rows = asyncio.run(run(dsn, args.size, args.queries))
-    print()
-    print("| size | pick | mode | LightRAG ms | hexrag ms | ratio | identical |")
-    print("|---|---|---|---:|---:|---:|---|")
-    for r in rows:
-        ratio = r["lightrag_ms"] / r["hexrag_ms"]
-        print(f"| {r['size']} | {r['pick']} | {r['mode']} | {r['lightrag_ms']:.1f} | "
-              f"{r['hexrag_ms']:.1f} | {ratio:.1f}x | {r['identical']} |")
+    rows = asyncio.run(run(args, dsn))
+    _print(rows, args)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from hexrag.core.run import EntityItem, QueryRun, RelationItem, Stores
 from hexrag.core.scope import chunk_in_scope, record_sources, sources_verdict
 from hexrag.core.source_ids import parse_source_ids
 from hexrag.ports import Embedder, VectorIndex
+from hexrag.ports.graph_store import PairEdgesByChunk
 
 __all__ = ["SearchResult", "perform_search", "relation_key"]
 
@@ -171,6 +172,18 @@ async def _local(
 # ---------------------------------------------------------------------------------------
 
 
+async def _edges_by_chunk(
+    stores: Stores, chunk_ids: list[str], hits: list[Any]
+) -> dict[str, list[Relation]]:
+    # only the edges of a hit's own pair are kept below: a store that can narrow the lookup
+    # to those pairs (PairEdgesByChunk) need not scan every edge for the chunk ids
+    graph = stores.graph
+    if isinstance(graph, PairEdgesByChunk):
+        pairs = list(dict.fromkeys((h.record.src_id, h.record.tgt_id) for h in hits))
+        return await graph.get_edges_by_chunk_ids_of_pairs(chunk_ids, pairs)
+    return await graph.get_edges_by_chunk_ids(chunk_ids)
+
+
 async def _global(
     stores: Stores, run: QueryRun, vector: np.ndarray, strategy: str
 ) -> tuple[list[RelationItem], list[EntityItem]]:
@@ -184,7 +197,7 @@ async def _global(
     if strategy == "chunk":
         ids_per_hit = [parse_source_ids(h.record.source_id) for h in hits]
         wanted = list(dict.fromkeys(c for ids in ids_per_hit for c in ids))
-        by_chunk = await stores.graph.get_edges_by_chunk_ids(wanted) if wanted else {}
+        by_chunk = await _edges_by_chunk(stores, wanted, hits) if wanted else {}
         for i, (hit, ids) in enumerate(zip(hits, ids_per_hit, strict=True)):
             a, b = hit.record.src_id, hit.record.tgt_id
             pair = (a, b) if a <= b else (b, a)  # type: ignore[operator]

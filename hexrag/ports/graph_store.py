@@ -88,3 +88,17 @@ class GraphStore(Protocol):
     async def count_edges(self) -> int:
         """Number of relations."""
         ...
+
+
+@runtime_checkable
+class PairEdgesByChunk(Protocol):
+    """Optional: the chunk lookup narrowed to known entity pairs (a graph store without an
+    index on ``source_id`` answers it from its pair key instead of scanning every edge)."""
+
+    async def get_edges_by_chunk_ids_of_pairs(
+        self, chunk_ids: Sequence[str], pairs: Sequence[tuple[str, str]]
+    ) -> dict[str, list[Relation]]:
+        """Exactly ``get_edges_by_chunk_ids(chunk_ids)`` with every list kept to the
+        relations joining one of ``pairs`` (either orientation), in the same order; a chunk
+        id left with no relation is absent."""
+        ...

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from hexrag.adapters.postgres import lightrag_graph_sql as _gsql
 from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._sql import quote_ident
@@ -658,8 +659,7 @@ class LightRAGPgGraphStore(_LightRAGPg):
             return {}
         rows = await self._fetch(
             "reading lightrag_graph_nodes",
-            "SELECT id, properties::text AS properties FROM lightrag_graph_nodes "
-            "WHERE workspace = $1 AND namespace = $2 AND id = ANY($3::text[])",
+            _gsql.NODES_BY_ID,
             self._workspace,
             self._graph_ns,
             wanted,
@@ -670,13 +670,7 @@ class LightRAGPgGraphStore(_LightRAGPg):
     async def _degrees(self, names: list[str]) -> dict[str, int]:
         rows = await self._fetch(
             "counting degrees in lightrag_graph_edges",
-            """SELECT id, COUNT(*) AS degree FROM (
-                   SELECT src_id AS id FROM lightrag_graph_edges
-                   WHERE workspace = $1 AND namespace = $2 AND src_id = ANY($3::text[])
-                   UNION ALL
-                   SELECT tgt_id AS id FROM lightrag_graph_edges
-                   WHERE workspace = $1 AND namespace = $2 AND tgt_id = ANY($3::text[])
-               ) sub GROUP BY id""",
+            _gsql.NODE_DEGREES,
             self._workspace,
             self._graph_ns,
             names,
@@ -702,9 +696,7 @@ class LightRAGPgGraphStore(_LightRAGPg):
             return {}
         rows = await self._fetch(
             "reading edges of lightrag_graph_edges",
-            """SELECT src_id, tgt_id, properties::text AS properties FROM lightrag_graph_edges
-               WHERE workspace = $1 AND namespace = $2
-                 AND (src_id = ANY($3::text[]) OR tgt_id = ANY($3::text[]))""",
+            _gsql.EDGES_OF_NODES,
             self._workspace,
             self._graph_ns,
             wanted,
@@ -729,9 +721,7 @@ class LightRAGPgGraphStore(_LightRAGPg):
         canon = [(min(a, b), max(a, b)) for a, b in wanted]
         rows = await self._fetch(
             "reading lightrag_graph_edges by pair",
-            """SELECT src_id, tgt_id, properties::text AS properties FROM lightrag_graph_edges
-               WHERE workspace = $1 AND namespace = $2
-                 AND (src_id, tgt_id) IN (SELECT * FROM unnest($3::text[], $4::text[]))""",
+            _gsql.EDGES_BY_PAIRS,
             self._workspace,
             self._graph_ns,
             [c[0] for c in canon],
@@ -744,28 +734,28 @@ class LightRAGPgGraphStore(_LightRAGPg):
         return {p: [found[c]] for p, c in zip(wanted, canon, strict=True) if c in found}
 
     async def get_edges_by_chunk_ids(self, chunk_ids: Sequence[str]) -> dict[str, list[Relation]]:
-        """Edges whose ``source_id`` (``<SEP>``-joined) names each chunk id."""
+        """Edges whose ``source_id`` (``<SEP>``-joined) names each chunk id (a scan of every
+        edge: LightRAG's tables have no index on it)."""
         wanted = list(dict.fromkeys(chunk_ids))
         if not wanted:
             return {}
-        rows = await self._fetch(
-            "reading lightrag_graph_edges by chunk id",
-            """SELECT q.cid, e.src_id, e.tgt_id, e.properties::text AS properties
-               FROM unnest($3::text[]) AS q(cid)
-               JOIN lightrag_graph_edges AS e
-                 ON e.workspace = $1 AND e.namespace = $2
-                AND q.cid = ANY(string_to_array(e.properties->>'source_id', '<SEP>'))
-               ORDER BY q.cid, e.src_id, e.tgt_id""",
-            self._workspace,
-            self._graph_ns,
-            wanted,
-        )
-        out: dict[str, list[Relation]] = {}
-        for r in rows:
-            out.setdefault(r["cid"], []).append(
-                self._relation(r["src_id"], r["tgt_id"], r["properties"])
-            )
-        return {c: out[c] for c in wanted if c in out}
+        rows = await self._fetch("reading lightrag_graph_edges by chunk id",
+                                 _gsql.EDGES_BY_CHUNK_IDS, self._workspace, self._graph_ns, wanted)
+        return _gsql.group_by_chunk(rows, wanted, self._relation)
+
+    async def get_edges_by_chunk_ids_of_pairs(
+        self, chunk_ids: Sequence[str], pairs: Sequence[tuple[str, str]]
+    ) -> dict[str, list[Relation]]:
+        """:meth:`get_edges_by_chunk_ids` restricted to the edges of ``pairs`` (either
+        orientation), same lists and order, found through the primary key
+        (:class:`~hexrag.ports.graph_store.PairEdgesByChunk`)."""
+        wanted = list(dict.fromkeys(chunk_ids))
+        if not wanted or not pairs:
+            return {}
+        rows = await self._fetch("reading lightrag_graph_edges of pairs by chunk id",
+                                 _gsql.EDGES_BY_CHUNK_IDS_OF_PAIRS, self._workspace,
+                                 self._graph_ns, wanted, *_gsql.both_orientations(pairs))
+        return _gsql.group_by_chunk(rows, wanted, self._relation)
 
     async def count_nodes(self) -> int:
         """Nodes of this workspace."""

@@ -1,0 +1,96 @@
+"""The read statements of LightRAG's ``PGTableGraphStorage`` tables, as hexrag issues them.
+
+Every statement takes ``$1`` = workspace and ``$2`` = graph namespace; user values only ever
+travel as bound parameters (``ANY($n::text[])``, ``unnest``), never in the SQL text.
+
+The chunk-exact relation lookup (``relation_lookup = "chunk"``, hexrag's default for hybrid and
+mix) has two forms:
+
+* :data:`EDGES_BY_CHUNK_IDS` — every edge whose ``<SEP>``-joined ``source_id`` names a chunk:
+  LightRAG's tables have no index on ``properties->>'source_id'``, so this is a nested loop over
+  every edge of the workspace (what ``get_edges_by_chunk_ids`` and document deletion need);
+* :data:`EDGES_BY_CHUNK_IDS_OF_PAIRS` — the same rows restricted to the edges of given entity
+  pairs (both orientations sent): the primary key ``(workspace, namespace, src_id, tgt_id)``
+  finds the few candidate edges, then their ``source_id`` is matched. A query's relation hits
+  carry their pair, and the engine keeps only the edges of a hit's own pair, so this returns
+  exactly what the engine used from the first form, in the same order (``ORDER BY cid, src_id,
+  tgt_id`` under the database's collation, as before).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+__all__ = [
+    "EDGES_BY_CHUNK_IDS",
+    "EDGES_BY_CHUNK_IDS_OF_PAIRS",
+    "EDGES_BY_PAIRS",
+    "EDGES_OF_NODES",
+    "NODES_BY_ID",
+    "NODE_DEGREES",
+    "both_orientations",
+    "group_by_chunk",
+]
+
+R = TypeVar("R")
+
+NODES_BY_ID = """SELECT id, properties::text AS properties FROM lightrag_graph_nodes
+    WHERE workspace = $1 AND namespace = $2 AND id = ANY($3::text[])"""
+
+NODE_DEGREES = """SELECT id, COUNT(*) AS degree FROM (
+        SELECT src_id AS id FROM lightrag_graph_edges
+        WHERE workspace = $1 AND namespace = $2 AND src_id = ANY($3::text[])
+        UNION ALL
+        SELECT tgt_id AS id FROM lightrag_graph_edges
+        WHERE workspace = $1 AND namespace = $2 AND tgt_id = ANY($3::text[])
+    ) sub GROUP BY id"""
+
+EDGES_OF_NODES = """SELECT src_id, tgt_id, properties::text AS properties
+    FROM lightrag_graph_edges
+    WHERE workspace = $1 AND namespace = $2
+      AND (src_id = ANY($3::text[]) OR tgt_id = ANY($3::text[]))"""
+
+EDGES_BY_PAIRS = """SELECT src_id, tgt_id, properties::text AS properties
+    FROM lightrag_graph_edges
+    WHERE workspace = $1 AND namespace = $2
+      AND (src_id, tgt_id) IN (SELECT * FROM unnest($3::text[], $4::text[]))"""
+
+EDGES_BY_CHUNK_IDS = """SELECT q.cid, e.src_id, e.tgt_id, e.properties::text AS properties
+    FROM unnest($3::text[]) AS q(cid)
+    JOIN lightrag_graph_edges AS e
+      ON e.workspace = $1 AND e.namespace = $2
+     AND q.cid = ANY(string_to_array(e.properties->>'source_id', '<SEP>'))
+    ORDER BY q.cid, e.src_id, e.tgt_id"""
+
+# the candidate edges come from the primary key (a few rows), their source_id is split once
+# each; MATERIALIZED keeps the planner from pushing the chunk match into a scan of the table
+EDGES_BY_CHUNK_IDS_OF_PAIRS = """WITH e AS MATERIALIZED (
+        SELECT src_id, tgt_id, properties FROM lightrag_graph_edges
+        WHERE workspace = $1 AND namespace = $2
+          AND (src_id, tgt_id) IN (SELECT * FROM unnest($4::text[], $5::text[]))
+    )
+    SELECT q.cid, e.src_id, e.tgt_id, e.properties::text AS properties
+    FROM unnest($3::text[]) AS q(cid)
+    JOIN e ON q.cid = ANY(string_to_array(e.properties->>'source_id', '<SEP>'))
+    ORDER BY q.cid, e.src_id, e.tgt_id"""
+
+
+def both_orientations(pairs: Iterable[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """The ``(src, tgt)`` columns of every pair in both orientations, each row once (a
+    self-loop once): the keys an edge of the pair may be stored under."""
+    rows = dict.fromkeys(row for a, b in pairs for row in ((a, b), (b, a)))
+    return [r[0] for r in rows], [r[1] for r in rows]
+
+
+def group_by_chunk(
+    rows: Iterable[Mapping[str, Any]],
+    wanted: Sequence[str],
+    relation: Callable[[str, str, Any], R],
+) -> dict[str, list[R]]:
+    """Rows of the chunk statements -> ``{chunk id: [relation, ...]}`` in ``wanted`` order,
+    each list in row order; a chunk named by no edge is absent."""
+    out: dict[str, list[R]] = {}
+    for r in rows:
+        out.setdefault(r["cid"], []).append(relation(r["src_id"], r["tgt_id"], r["properties"]))
+    return {c: out[c] for c in wanted if c in out}
