@@ -136,6 +136,11 @@ class VectorRecord:
     full_doc_id: str | None = None
     created_at: int | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    #: LightRAG's per-row float16 copy of the embedding exactly as a NanoVectorDB file stored
+    #: it (its ``"vector"`` string), carried by copies between working directories so that
+    #: it is written back byte for byte; ``None`` everywhere else (a lossy derivative of the
+    #: vector: never compared, never stored by other backends).
+    row_vector: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

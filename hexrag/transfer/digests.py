@@ -6,7 +6,8 @@ is computed by scanning the section once (:mod:`hexrag.transfer.sections`), page
 
 * each record is turned into canonical bytes: its archive line
   (:func:`~hexrag.transfer.sections.encode_line`; an edge with its two ends in sorted
-  order, the graph being undirected) as JSON with sorted keys, and, for the
+  order, the graph being undirected; a vector record without ``row_vector``, the float16
+  copy only working directories keep) as JSON with sorted keys, and, for the
   vector sections, the **float32 bytes** of its stored vector (little-endian), so a vector
   moved by one unit in the last place changes the digest;
 * the checksum is the sum, modulo 2**128, of the first 16 bytes of each record's SHA-256:
@@ -54,6 +55,9 @@ def _plain(value: Any) -> Any:
 def record_digest(section: str, item: Any) -> int:
     """The 128-bit digest of one record of ``section`` (see the module docstring)."""
     line = encode_line(section, item)
+    # LightRAG's float16 "vector" string of a NanoVectorDB row: a lossy copy of the vector
+    # that only working directories keep; the vector itself is digested below
+    line.pop("row_vector", None)
     if section == "edges" and str(line.get("src_id")) > str(line.get("tgt_id")):
         # the graph is undirected (LightRAG's nx.Graph): an edge read back from GraphML
         # may come the other way round; its ends are digested in sorted order

@@ -59,7 +59,9 @@ def _is_int(value: Any) -> bool:
 # ----------------------------------------------------------------------------------------
 
 
-def vector_row_to_record(row: dict[str, Any], vector: Any = None) -> VectorRecord:
+def vector_row_to_record(
+    row: dict[str, Any], vector: Any = None, row_vector: str | None = None
+) -> VectorRecord:
     """A NanoVectorDB ``data`` row (without its ``"vector"``) -> :class:`VectorRecord`.
 
     ``__id__`` -> ``id``, ``__created_at__`` -> ``created_at``; ``entity_name``, ``src_id``,
@@ -80,7 +82,8 @@ def vector_row_to_record(row: dict[str, Any], vector: Any = None) -> VectorRecor
         value = row.get(key)
         if value is not None and type(value) is str:
             fields[key] = row.pop(key)
-    return VectorRecord(id=rid, vector=vector, created_at=created, metadata=row, **fields)
+    return VectorRecord(id=rid, vector=vector, created_at=created, metadata=row,
+                        row_vector=row_vector, **fields)
 
 
 def record_to_vector_row(record: VectorRecord, namespace: str) -> dict[str, Any]:

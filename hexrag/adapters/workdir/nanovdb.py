@@ -330,12 +330,14 @@ def write_nano_vdb(
     with_row_vectors: bool = True,
     additional_data: Any = None,
     row_vectors: np.ndarray | None = None,
+    row_vector_texts: Sequence[str | None] | None = None,
 ) -> None:
     """Write a NanoVectorDB file the way ``NanoVectorDB.save`` does (one JSON line).
 
     ``rows[i]`` belongs to ``matrix[i]``; with ``with_row_vectors`` each row gets LightRAG's
-    ``"vector"`` field (appended last, as LightRAG does): ``row_vectors[i]`` (float16) when
-    given, else computed from its matrix row.
+    ``"vector"`` field (appended last, as LightRAG does): ``row_vector_texts[i]`` verbatim
+    when given and not ``None`` (the string a file stored, carried by a copy), else
+    ``row_vectors[i]`` (float16) when given, else computed from its matrix row.
     """
     if row_vectors is not None and row_vectors.shape != (len(rows), embedding_dim):
         raise ConfigurationError(
@@ -349,9 +351,11 @@ def write_nano_vdb(
         )
     if isinstance(target, (str, Path)):
         with open(target, "w", encoding="utf-8", newline="\n") as fh:
-            _write(fh, embedding_dim, rows, matrix, with_row_vectors, additional_data, row_vectors)
+            _write(fh, embedding_dim, rows, matrix, with_row_vectors, additional_data, row_vectors,
+                   row_vector_texts)
     else:
-        _write(target, embedding_dim, rows, matrix, with_row_vectors, additional_data, row_vectors)
+        _write(target, embedding_dim, rows, matrix, with_row_vectors, additional_data, row_vectors,
+               row_vector_texts)
 
 
 def _write(
@@ -362,6 +366,7 @@ def _write(
     with_row_vectors: bool,
     additional_data: Any,
     row_vectors: np.ndarray | None = None,
+    row_vector_texts: Sequence[str | None] | None = None,
 ) -> None:
     fh.write(f'{{"embedding_dim": {json.dumps(dim)}, "data": [')
     f32 = np.ascontiguousarray(matrix, dtype="<f4")
@@ -379,9 +384,11 @@ def _write(
             text = json.dumps(row, ensure_ascii=False)
             if half is not None:
                 # "vector" goes last, as LightRAG appends it (the caller's row is not touched)
-                vec = base64.b64encode(zlib.compress(half[j].tobytes(), _ROW_VECTOR_LEVEL))
+                kept = row_vector_texts[s + j] if row_vector_texts is not None else None
+                vec = kept if kept is not None else base64.b64encode(
+                    zlib.compress(half[j].tobytes(), _ROW_VECTOR_LEVEL)).decode("ascii")
                 sep = ", " if row else ""
-                text = f'{text[:-1]}{sep}"vector": "{vec.decode("ascii")}"}}'
+                text = f'{text[:-1]}{sep}"vector": {json.dumps(vec)}}}'
             parts.append(text)
         if parts:
             fh.write(("" if first else ", ") + ", ".join(parts))

@@ -18,6 +18,8 @@ conversion per query, in small single-thread products
 
 from __future__ import annotations
 
+import binascii
+import zlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -29,6 +31,20 @@ from hexrag.core.model import VectorRecord
 from hexrag.core.pick import cosine_from_dots, cosine_scores, row_norms
 
 __all__ = ["NanoRowVectorIndex"]
+
+
+def _decoded(text: str, dim: int, fallback: object) -> np.ndarray:
+    """A carried ``"vector"`` string as float16; an undecodable one falls back to the
+    float16 copy of ``fallback`` (the record's vector)."""
+    from hexrag.adapters.workdir.nanovdb import decode_row_vector
+
+    try:
+        vec = decode_row_vector(text).astype(np.float16)
+    except (ValueError, TypeError, zlib.error, binascii.Error):
+        vec = None
+    if vec is None or vec.shape != (dim,):
+        return np.asarray(fallback, dtype=np.float32).astype(np.float16)
+    return vec
 
 
 class NanoRowVectorIndex(MemoryVectorIndex):
@@ -70,7 +86,9 @@ class NanoRowVectorIndex(MemoryVectorIndex):
         await super().upsert(records)
         for r in records:
             self._f16_row.pop(r.id, None)
-            if r.vector is not None:
+            if r.row_vector is not None:  # LightRAG's own row, carried by a copy
+                self._f16_new[r.id] = _decoded(r.row_vector, self.dim, r.vector)
+            elif r.vector is not None:
                 self._f16_new[r.id] = np.asarray(r.vector, dtype=np.float32).astype(np.float16)
 
     async def delete(self, ids: Sequence[str]) -> None:

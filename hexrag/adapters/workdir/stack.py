@@ -602,6 +602,9 @@ def _stage_vdb(
 ) -> None:
     matrix, records = index.export_stored_arrays()  # the vectors as stored, bit for bit
     rows = [record_to_vector_row(r, index.namespace) for r in records]
+    # the "vector" strings a copy carried from a NanoVectorDB file, written back verbatim
+    texts = [r.row_vector for r in records]
+    row_vector_texts = texts if any(t is not None for t in texts) else None
     row_vectors = None
     if isinstance(index, NanoRowVectorIndex):
         # write back LightRAG's own float16 rows; rows without one get the normalised row's
@@ -620,6 +623,7 @@ def _stage_vdb(
             with_row_vectors=True,
             additional_data=additional,
             row_vectors=row_vectors,
+            row_vector_texts=row_vector_texts,
         ),
     )
 

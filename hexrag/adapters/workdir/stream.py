@@ -175,7 +175,7 @@ class NanoVectorStream:
         first = self._next_row
         rows = self._read_rows(limit) if not self._done else []
         block = self._matrix_rows(first, first + len(rows))
-        items = [vector_row_to_record(r, block[k]) for k, r in enumerate(rows)]
+        items = [vector_row_to_record(r, block[k], _row_vector(r)) for k, r in enumerate(rows)]
         self._release()
         nxt = None if self._done else str(self._next_row)
         return Page(items, nxt)
@@ -241,7 +241,6 @@ class NanoVectorStream:
     def _take(self, row: Any) -> None:
         if not isinstance(row, dict) or not isinstance(row.get("__id__"), str):
             raise self._fail(f"data[{self._next_row}] is not an object with a string '__id__'")
-        row.pop("vector", None)
         rid = row["__id__"]
         if rid in self._seen:
             raise self._fail(f"duplicate record id {rid!r}")
@@ -269,6 +268,13 @@ class NanoVectorStream:
         block = np.frombuffer(raw, dtype="<f4", count=(stop - first) * self.dim,
                               offset=skip).reshape(stop - first, self.dim).astype(np.float32)
         return block
+
+
+def _row_vector(row: dict[str, Any]) -> str | None:
+    """The row's ``"vector"`` string, removed from the row (carried as the record's
+    ``row_vector``, written back byte for byte by a working-directory target)."""
+    text = row.pop("vector", None)
+    return text if isinstance(text, str) else None
 
 
 def _skip_ws(text: str, at: int) -> int:
