@@ -288,6 +288,7 @@ async def build_stack(
     reranker: Reranker | None = None,
     verify: bool = True,
     progress: Progress | None = None,
+    read_only: bool = False,
 ) -> App:
     """Build the stack ``config`` describes (:class:`~hexrag.builder.StackBuilder` opens
     it, :func:`compose_engine` assembles the engine).
@@ -297,9 +298,12 @@ async def build_stack(
     the configured ones (library use, tests). ``verify`` makes one cheap read per store, so
     an unreachable backend or a vector table of another dimension fails here, at startup,
     with a :class:`~hexrag.core.errors.HexragError`. ``progress`` receives one line per
-    step. On any failure, whatever was opened is closed again.
+    step. On any failure, whatever was opened is closed again. ``read_only`` (commands
+    that only read: check, documents, export): no LLM or reranker, the recorded model's
+    name instead of its client, nothing created, an empty named workspace is
+    :class:`~hexrag.core.errors.NotFound`.
     """
-    builder = StackBuilder(config, progress)
+    builder = StackBuilder(config, progress, read_only=read_only)
     try:
         parts = await builder.open(embedder=embedder, llm=llm, reranker=reranker, verify=verify)
     except BaseException:
@@ -398,7 +402,7 @@ async def open_copy_source(
                 if recorded is not None:
                     stores.embedding_model = recorded.embedding_model
                 return CopySource(str(directory), stores, True, close)
-    opened = await open_stack(path, progress=say, workspace=workspace)
+    opened = await open_stack(path, progress=say, workspace=workspace, read_only=True)
     return CopySource(opened.description, opened.stores, False, opened.aclose)
 
 
@@ -413,6 +417,7 @@ async def open_stack(
     embedder: Embedder | str | None = None,
     progress: Progress | None = None,
     workspace: str | None = None,
+    read_only: bool = False,
 ) -> App:
     """Open the stack ``spec`` describes (in ``workspace``, through
     :func:`hexrag.config.workspace_config`; a working directory's ``<dir>/<workspace>/``).
@@ -422,7 +427,7 @@ async def open_stack(
     it such a path is :class:`~hexrag.core.errors.NotFound`. The embedder is the one the
     stack records (:mod:`hexrag.manifests`); ``embedder`` (an object or a spec) names one,
     which must be the recorded model. Nothing is written until :meth:`App.record_model`
-    and :meth:`App.commit`.
+    and :meth:`App.commit`; ``read_only``: see :func:`build_stack`.
     """
     path = Path(spec).expanduser()
     say = progress or (lambda _m: None)
@@ -431,19 +436,19 @@ async def open_stack(
 
         validate_workspace(workspace)
     if _is_config(path):
-        return await _open_config(path, embedder, say, workspace)
+        return await _open_config(path, embedder, say, workspace, read_only)
     return await _open_workdir(path / workspace if workspace else path, create_dim, embedder,
                                say, workspace or "")
 
 
 async def _open_config(path: Path, embedder: Embedder | str | None, say: Progress,
-                       workspace: str | None = None) -> App:
+                       workspace: str | None = None, read_only: bool = False) -> App:
     from hexrag.config import load_config, workspace_config
 
     named = {"embedder": embedder} if isinstance(embedder, str) else {}
     config = workspace_config(load_config(path, **named), workspace)
     app = await build_stack(config, embedder=None if isinstance(embedder, str) else embedder,
-                            progress=say)
+                            progress=say, read_only=read_only)
     app.description = str(path)
     return app
 

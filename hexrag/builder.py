@@ -19,10 +19,10 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from hexrag.config import EmbedderSpec, StackConfig, StoreSpec, parse_embedder, redact_url
-from hexrag.core.errors import ConfigurationError
+from hexrag.core.errors import ConfigurationError, NotFound
 from hexrag.core.model import EngineSettings, VectorNamespace
 from hexrag.core.versioning import CorpusVersion, track_writes
-from hexrag.manifests import StackModel, choose_embedder, normal_spec
+from hexrag.manifests import RecordedModel, StackModel, choose_embedder, normal_spec
 from hexrag.ports import (
     LLM,
     Cache,
@@ -103,7 +103,12 @@ async def close_all(closers: list[tuple[str, Closer]]) -> None:
 class StackBuilder:
     """One build: the clients opened so far (to close them on failure) and shared pools."""
 
-    def __init__(self, config: StackConfig, progress: Progress | None) -> None:
+    def __init__(self, config: StackConfig, progress: Progress | None, *,
+                 read_only: bool = False) -> None:
+        #: A read-only opening (check, documents, export): no LLM, reranker or embedder
+        #: client where the stack records its model, no table created, and a workspace
+        #: that holds nothing is :class:`~hexrag.core.errors.NotFound`.
+        self.read_only = read_only
         self.config = config
         self.plan = config.plan()
         self.settings = config.engine_settings()
@@ -155,11 +160,11 @@ class StackBuilder:
             cache = await self.cache(plan.stores["cache"])
             self.documents = await self.document_store()
             self.kv = await self.kv_stores()
-        if llm is None and plan.llm.kind == "openai":
+        if llm is None and plan.llm.kind == "openai" and not self.read_only:
             llm = self.llm()
-        if reranker is None and plan.reranker.kind != "none":
+        if reranker is None and plan.reranker.kind != "none" and not self.read_only:
             reranker = self.reranker()
-        if verify:
+        if verify or self.read_only:
             await self.verify(stores)
         version: CorpusVersion | None = None
         if cache is not None and config.corpus_versioning:
@@ -250,9 +255,14 @@ class StackBuilder:
             self.say(f"embedder: {plan.describe()['embedder']}")
             return await self.embedder()
 
-        model, chosen_spec, known = await choose_embedder(
-            recorded, named, where=where, default=default, resolve=self._resolve_spec,
-        )
+        if self.read_only and named is None and recorded is not None:
+            # nothing is embedded: the recorded name and size stand for the model
+            model: Embedder = RecordedModel(recorded)
+            chosen_spec, known = recorded.embedder, True
+        else:
+            model, chosen_spec, known = await choose_embedder(
+                recorded, named, where=where, default=default, resolve=self._resolve_spec,
+            )
         self._embedder = model
         if recorded is not None:
             self.say(f"embedder recorded by the stack: {recorded.embedding_model} "
@@ -437,11 +447,15 @@ class StackBuilder:
             self.closers.append(("postgres pool", pool.close))
         return self._pools[url]
 
-    def _pg_options(self) -> dict[str, Any]:
+    def _pg_options(self, *, core: bool = False) -> dict[str, Any]:
+        """Options of hexrag's PostgreSQL adapters; a read-only opening creates none of the
+        ``core`` tables (vectors, graph, chunks: a missing one is a wrong stack), while an
+        optional section never written yet (cache, documents...) still reads as empty."""
         return {
             "schema": self.config.postgres_schema,
             "table_prefix": self.plan.namespace,
             "timeout": self.config.store_timeout,
+            "create_tables": not (self.read_only and core),
         }
 
     @property
@@ -582,7 +596,7 @@ class StackBuilder:
             for name in names:
                 out[name] = PgVectorIndex(
                     pool, namespace=name, dim=dim, cosine_threshold=threshold,
-                    **self._pg_options(),
+                    **self._pg_options(core=True),
                 )
         else:  # milvus
             assert spec.url is not None
@@ -617,7 +631,7 @@ class StackBuilder:
         if spec.kind == "postgres":
             from hexrag.adapters.postgres import PgGraphStore
 
-            return PgGraphStore(await self.pg_pool(spec.url), **self._pg_options())
+            return PgGraphStore(await self.pg_pool(spec.url), **self._pg_options(core=True))
         _require("neo4j", "graph_store = neo4j://")
         from hexrag.adapters.neo4j import Neo4jGraphStore
 
@@ -640,7 +654,7 @@ class StackBuilder:
         if spec.kind == "postgres":
             from hexrag.adapters.postgres import PgChunkStore
 
-            return PgChunkStore(await self.pg_pool(spec.url), **self._pg_options())
+            return PgChunkStore(await self.pg_pool(spec.url), **self._pg_options(core=True))
         _require("redis", "chunk_store = redis://")
         from hexrag.adapters.redis import RedisChunkStore
 
@@ -731,6 +745,9 @@ class StackBuilder:
         counts.append(f"{await graph.count_nodes()} graph nodes")
         counts.append(f"{await chunk_store.count()} chunks stored")
         self.say("stores ready: " + ", ".join(counts))
+        workspace = self.config.workspace
+        if self.read_only and workspace and all(c.startswith("0 ") for c in counts):
+            raise NotFound(f"workspace {workspace!r} holds no record: no such workspace")
 
 
 def _split_credentials(url: str) -> tuple[str | None, str | None, str]:

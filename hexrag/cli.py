@@ -291,190 +291,21 @@ def query_command(
     settings_fields = {k: v for k, v in settings_candidates.items() if v is not None}
     spec = embedder or os.environ.get("HEXRAG_EMBEDDER") or None
 
+    from hexrag.cli_query import answer_mode, run_query_command
+
     def run() -> str:
         param_fields["scope"] = parse_scope(scope)
         conversation = _parse_history(history)
         if conversation is not None:
             param_fields["conversation_history"] = conversation
-        chosen, models = _answer_mode(output if outputs else None, llm, workdir)
+        chosen, models = answer_mode(output if outputs else None, llm, workdir)
         return asyncio.run(
-            _query(query, workdir, workspace, spec, chosen, param_fields, settings_fields,
-                   models=models, stream=stream)
+            run_query_command(query, workdir, workspace, spec, chosen, param_fields,
+                              settings_fields, models=models, stream=stream)
         )
 
     text = _guarded(run)
     typer.echo(text)
-
-
-async def _query(
-    query: str,
-    workdir: Path,
-    workspace: str | None,
-    spec: str | None,
-    output: str,
-    param_fields: dict[str, Any],
-    settings_fields: dict[str, Any],
-    *,
-    models: Any = None,
-    stream: bool = False,
-) -> str:
-    from pydantic import ValidationError
-
-    from hexrag.env import engine_settings, query_param
-
-    try:
-        param = query_param(**param_fields)
-        settings = engine_settings(**settings_fields)
-    except ValidationError as exc:
-        raise InvalidQuery(_validation_message(exc)) from None
-    if workdir.suffix.lower() == ".toml":
-        return await _query_toml(query, workdir, workspace, spec, output, param,
-                                 settings_fields, models=models, stream=stream)
-    from rich.console import Console
-
-    from hexrag.adapters.workdir import resolve_workdir
-    from hexrag.adapters.workdir.manifest import WorkdirManifestStore
-    from hexrag.bootstrap import build_llm, compose_engine
-    from hexrag.embedders import aresolve_embedder
-    from hexrag.manifests import choose_embedder
-
-    directory = resolve_workdir(workdir, workspace)  # fails before any model loads
-    recorded = await WorkdirManifestStore(directory).read()
-    threshold = settings.cosine_threshold
-    # progress on stderr only: stdout carries the answer / JSON
-    status = Console(stderr=True).status(f"loading {workdir} ...")
-    with status:
-        if spec is None and recorded is None:
-            # the hashing model adapts to the directory (a demo or test directory built with it)
-            stack = await asyncio.to_thread(
-                _load_workdir, workdir, workspace, threshold, None
-            )
-            model = await aresolve_embedder(f"hashing:{stack.embedding_dim}")
-        else:
-            status.update("loading the embedder ...")
-
-            async def unused() -> Any:  # pragma: no cover - a spec or a record is given
-                raise AssertionError
-
-            model, _, _ = await choose_embedder(recorded, spec, where=str(directory),
-                                                default=unused)
-            status.update(f"loading {workdir} ...")
-            stack = await asyncio.to_thread(
-                _load_workdir, workdir, workspace, threshold, model.dim
-            )
-    llm = build_llm(models) if output == "answer" and models is not None else None
-    try:
-        engine = compose_engine(stack, embedder=model, llm=llm, settings=settings)
-        return await _run_query(engine, query, param, output, stream)
-    finally:
-        if llm is not None and hasattr(llm, "aclose"):
-            await llm.aclose()
-
-
-def _load_workdir(workdir: Path, workspace: str | None, threshold: float,
-                  dim: int | None) -> Any:
-    from hexrag.adapters.workdir import load_workdir
-
-    return load_workdir(workdir, workspace=workspace, embedder_dim=dim,
-                        cosine_threshold=threshold, require_complete=True)
-
-
-async def _query_toml(query: str, path: Path, workspace: str | None, spec: str | None,
-                      output: str, param: Any, settings_fields: dict[str, Any], *,
-                      models: Any, stream: bool) -> str:
-    """``hexrag query --stack stack.toml``: the stack as configured (the CLI's settings over
-    the TOML's ``[settings]``), its recorded model unless ``--embedder`` names it."""
-    from hexrag.bootstrap import build_llm, build_stack
-    from hexrag.config import load_config, workspace_config
-
-    config = workspace_config(load_config(path, embedder=spec), workspace)
-    if settings_fields:
-        config = config.model_copy(update={"settings": {**config.settings, **settings_fields}})
-    llm = build_llm(models) if output == "answer" and models is not None else None
-    stack = await build_stack(config, llm=llm)
-    try:
-        return await _run_query(stack.engine, query, param, output, stream)
-    finally:
-        await stack.aclose()
-        if llm is not None and hasattr(llm, "aclose"):
-            await llm.aclose()
-
-
-async def _run_query(engine: Any, query: str, param: Any, output: str, stream: bool) -> str:
-    """Run ``query`` on ``engine`` and render ``output``."""
-    if output == "answer":
-        if engine.llm is None:
-            raise ConfigurationError(
-                "--answer/--stream need an LLM: pass --llm openai:MODEL or set llm in the stack"
-            )
-        return await _answer_output(engine, query, param, stream)
-    if output == "json":
-        data = await engine.query_data(query, param)
-        return json.dumps(data, ensure_ascii=False, indent=2)
-    param = param.model_copy(
-        update={
-            "only_need_context": output == "context",
-            "only_need_prompt": output == "prompt",
-            "stream": False,
-        }
-    )
-    result = await engine.query(query, param)
-    if not isinstance(result, str):  # pragma: no cover - stream is forced off above
-        raise ConfigurationError("unexpected streaming result")
-    return result
-
-
-def _validation_message(exc: Any) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err.get("loc", ()))
-        parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
-    return "invalid query parameters: " + "; ".join(parts)
-
-
-# ----------------------------------------------------------------------------------------
-# hexrag query: answer mode (an LLM configured through hexrag.config)
-# ----------------------------------------------------------------------------------------
-
-
-def _answer_mode(output: str | None, llm_spec: str | None,
-                 stack: Path | None = None) -> tuple[str, Any]:
-    """The output to produce and, for answers, the model configuration.
-
-    Without an explicit output, answers are the default when an LLM is configured
-    (``--llm``, ``HEXRAG_LLM``, LightRAG's ``LLM_BINDING=openai``, a stack TOML's ``llm``),
-    else the context.
-    """
-    if output not in (None, "answer"):
-        return output, None
-    from hexrag.config import StackConfig, load_config
-
-    named = {"llm": llm_spec} if llm_spec is not None else {}
-    models = (load_config(stack, **named) if stack is not None
-              and stack.suffix.lower() == ".toml" else StackConfig(**named))
-    configured = models.plan().llm.kind != "none"
-    if output is None:
-        return ("answer" if configured else "context"), (models if configured else None)
-    if not configured:
-        raise ConfigurationError(
-            "--answer/--stream need an LLM: pass --llm openai:MODEL (any OpenAI-compatible "
-            "server: set OPENAI_BASE_URL and OPENAI_API_KEY) or set HEXRAG_LLM"
-        )
-    return "answer", models
-
-
-async def _answer_output(engine: Any, query: str, param: Any, stream: bool) -> str:
-    """Answer ``query`` with the engine's LLM; with ``stream`` print the pieces as they
-    arrive and return ``""``."""
-    param = param.model_copy(
-        update={"only_need_context": False, "only_need_prompt": False, "stream": stream}
-    )
-    result = await engine.query_result(query, param)
-    if result.response_iterator is None:
-        return result.content or ""
-    async for piece in result.response_iterator:
-        typer.echo(piece, nl=False)  # click.echo flushes: each piece shows at once
-    return ""
 
 
 # ----------------------------------------------------------------------------------------
@@ -1055,7 +886,7 @@ def documents_command(
     async def go() -> list[Any]:
         from hexrag.bootstrap import open_stack
 
-        opened = await open_stack(stack, workspace=workspace)
+        opened = await open_stack(stack, workspace=workspace, read_only=True)
         try:
             if opened.documents is None:
                 _fail(f"{stack} keeps no document records")
@@ -1273,7 +1104,8 @@ def migrate_command(
         bool, typer.Option("--allow-model-change", help="Copy vectors across model names.")
     ] = False,
     verify: Annotated[
-        bool, typer.Option("--verify/--no-verify", help="Compare counts and sample queries.")
+        bool, typer.Option("--verify/--no-verify",
+                           help="Compare section digests and golden queries.")
     ] = True,
     verify_only: Annotated[
         bool, typer.Option("--verify-only", help="Only compare the two stacks.")
@@ -1287,14 +1119,19 @@ def migrate_command(
                      "--workspace).", show_default=False),
     ] = None,
 ) -> None:
-    """Copy everything from one stack to another: vectors (not re-embedded), the graph with
-    relation ids, chunks with metadata, the LLM cache.
+    """Copy every section from one stack to another: vectors as stored (not re-embedded),
+    the graph with relation ids, chunks with metadata, the LLM cache, the documents (status
+    rows, description fragments) and LightRAG's key-value namespaces (full_docs,
+    full_entities, full_relations, entity_chunks, relation_chunks). A section the source
+    holds and the target cannot store is refused before anything is written.
 
     Page by page with bounded memory and a progress bar per store; resumable (re-running
     continues after the last page written and never duplicates); refuses a non-empty target
     (--overwrite) and a dimension or model mismatch (--re-embed MODEL recomputes vectors from
-    the stored text, no LLM involved). Ends with a verification: counts per store and sample
-    queries in every mode giving identical /query/data results on both stacks (exit 1 if not).
+    the stored text, no LLM involved). Ends with a verification (exit 1 on any difference):
+    per-section digests (counts and content checksums, vectors by their float32 bytes) and
+    golden queries searched exactly on both stacks, compared tie-aware, then identical
+    /query/data results in every mode. `hexrag check A --against B` verifies an existing pair.
     A LightRAG working directory source is read page by page (its vector files are never
     loaded whole); the verification then loads it to query it (--no-verify skips that). A
     LightRAG working directory target is written atomically at the end (an interruption
@@ -1385,8 +1222,20 @@ def check_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     page_size: Annotated[int, typer.Option(help="Records per page.", min=1, max=10000)] = 1000,
     workspace: _WorkspaceOption = None,
+    against: Annotated[Path | None, typer.Option(
+        "--against", help="A second stack: verify it holds exactly what STACK holds "
+        "(per-section digests, golden queries searched exactly on both, compared tie-aware; "
+        "exit 1 if not).", show_default=False)] = None,
+    against_workspace: Annotated[str | None, typer.Option(
+        "--against-workspace", help="Workspace of the --against stack (default: --workspace).",
+        show_default=False)] = None,
+    queries: Annotated[int, typer.Option(help="Golden queries for --against.", min=0)] = 4,
 ) -> None:
     """Report drift between the stores of STACK; exit 0 only when it is clean.
+
+    With --against B: compare STACK and B instead (e.g. both ends of a migration): every
+    section's record count and content checksum, and golden queries answered identically
+    (exit 1 on any difference).
 
     Relation vectors without a graph edge and edges without a vector, entity vectors without a
     node, source ids that name no stored chunk, chunk vectors without text and chunks without
@@ -1395,6 +1244,16 @@ def check_command(
     A working directory's files are each read first: a damaged one is reported by name.
     """
     stack, _ = _the_stack(stack_option, stack_argument)
+    if against is not None:
+        from hexrag.check_pair import check_against
+
+        pair = _guarded(lambda: asyncio.run(check_against(
+            stack, against, workspace=workspace, second_workspace=against_workspace,
+            queries=queries, page_size=page_size)))
+        typer.echo(json.dumps(pair, indent=2, ensure_ascii=False))
+        if not pair["ok"]:
+            raise typer.Exit(EXIT_FAILURE)
+        return
 
     async def go() -> Any:
         from hexrag.adapters.workdir.validate import validate_workdir
@@ -1407,7 +1266,8 @@ def check_command(
             if damaged:
                 return CheckReport(files=damaged)
         with _Bars() as bars:
-            opened = await open_stack(stack, progress=bars.say, workspace=workspace)
+            opened = await open_stack(stack, progress=bars.say, workspace=workspace,
+                                      read_only=True)
             try:
                 return await check_stack(opened.stores, page_size=page_size, progress=bars)
             finally:

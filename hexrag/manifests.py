@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from hexrag.core.errors import ConfigurationError
 from hexrag.ports import Embedder
@@ -26,6 +27,7 @@ from hexrag.ports.stack import ManifestStore, StackManifest
 
 __all__ = [
     "HASHING_MODEL",
+    "RecordedModel",
     "StackModel",
     "check_model",
     "choose_embedder",
@@ -133,6 +135,30 @@ async def choose_embedder(
         return model, spec, True
     model = await default()
     return model, normal_spec(default_spec, model), False
+
+
+class RecordedModel:
+    """The recorded model's name and dimension, standing in for the embedder where nothing
+    is embedded (a read-only command: no model is loaded, no API key is needed)."""
+
+    def __init__(self, manifest: StackManifest) -> None:
+        self._manifest = manifest
+
+    @property
+    def model_name(self) -> str:
+        """The recorded model name."""
+        return self._manifest.embedding_model
+
+    @property
+    def dim(self) -> int:
+        """The recorded dimension."""
+        return self._manifest.embedding_dim
+
+    async def embed(self, texts: object) -> Any:
+        """Refuse: this stack was opened without its model (read-only)."""
+        raise ConfigurationError(
+            f"the stack was opened read-only, without its model {self.model_name!r}"
+        )
 
 
 @dataclass

@@ -383,3 +383,95 @@ def test_served_working_directory_lists_and_deletes_documents(
             await opened.aclose()
 
     assert asyncio.run(compare()) > 3
+
+
+# -------------------------------------------- one --stack spelling; read-only commands
+
+
+def test_every_command_takes_stack_and_query_opens_a_toml(
+    server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    rag = tmp_path / "rag"
+    done = _cli(server, "ingest", str(_docs(tmp_path, crm=CRM, erp=ERP)), "--stack", str(rag),
+                "--llm", "openai:scripted", "--embedder", SALTED_SPEC, *CHUNKING)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # a TOML naming an LLM whose key is not set: read-only commands never ask for it
+    toml = tmp_path / "stack.toml"
+    toml.write_text('workdir = "rag"\nllm = "openai:gpt-4o-mini"\n', encoding="utf-8")
+    for stack in (str(rag), str(toml)):
+        for command in (("check", "--stack", stack, "--json"),
+                        ("documents", "--stack", stack, "--json"),
+                        ("export", "--stack", stack, str(tmp_path / f"a-{len(stack)}"))):
+            ran = _cli(None, *command)
+            assert ran.returncode == 0, (command, ran.stderr[-2000:])
+    plain = tmp_path / "plain.toml"  # query uses the LLM a TOML names: here none
+    plain.write_text('workdir = "rag"\n', encoding="utf-8")
+    for stack in (str(rag), str(plain)):
+        asked = _cli(None, "query", "Who reports to Finance?", "--stack", stack, "--json")
+        assert asked.returncode == 0, (stack, asked.stderr[-2000:])
+        assert json.loads(asked.stdout)["data"]["entities"], stack
+    # the old spellings stay
+    for command in (("check", str(rag)), ("query", "Xero", "--workdir", str(rag)),
+                    ("query", "Xero", "--config", str(plain), "--context")):
+        ran = _cli(None, *command)
+        assert ran.returncode == 0, (command, ran.stderr[-2000:])
+    imported = _cli(None, "import", str(tmp_path / f"a-{len(str(rag))}"), "--stack",
+                    str(tmp_path / "copy"))
+    assert imported.returncode == 0, imported.stderr[-2000:]
+    moved = _cli(None, "migrate", "--stack", str(rag), "--to", str(tmp_path / "moved"),
+                 "--no-verify")
+    assert moved.returncode == 0, moved.stderr[-2000:]
+    twice = _cli(None, "serve", "--stack", str(rag), "--workdir", str(rag))
+    assert twice.returncode == 2 and "give the stack once" in twice.stderr
+    missing = _cli(None, "serve", "--stack", str(tmp_path / "nothing-here"), "--port", "1")
+    assert missing.returncode == 2, missing.stderr
+    # ingestion does ask for the LLM the TOML names
+    wants_key = _cli(None, "ingest", str(_docs(tmp_path, hr=HR)), "--stack", str(toml))
+    assert wants_key.returncode != 0 and "OPENAI_API_KEY" in wants_key.stderr
+
+
+def test_check_of_a_workspace_or_table_that_does_not_exist_fails(
+    tmp_path: Path, pg_dsn: str, pg_schema: str  # noqa: F811
+) -> None:
+    (tmp_path / "rag").mkdir()
+    gone = _cli(None, "check", str(tmp_path / "rag"), "--workspace", "nope")
+    assert gone.returncode == 2 and "nope" in gone.stderr, gone.stderr
+    toml = tmp_path / "pg.toml"
+    toml.write_text(f'vector_index = "{pg_dsn}"\ngraph_store = "{pg_dsn}"\n'
+                    f'chunk_store = "{pg_dsn}"\ncache = "{pg_dsn}"\n'
+                    f'postgres_schema = "{pg_schema}"\nnamespace = "never_written"\n',
+                    encoding="utf-8")
+    for command in (("check", str(toml)), ("documents", "--stack", str(toml)),
+                    ("check", str(toml), "--workspace", "w2")):
+        ran = _cli(None, *command)
+        assert ran.returncode == 2, (command, ran.stdout, ran.stderr[-2000:])
+        assert "does not exist" in ran.stderr and "clean" not in ran.stdout, ran.stderr
+
+    import asyncio
+
+    async def tables() -> list[Any]:
+        import asyncpg
+
+        conn = await asyncpg.connect(pg_dsn)
+        try:
+            return list(await conn.fetch(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = $1",
+                pg_schema))
+        finally:
+            await conn.close()
+
+    assert asyncio.run(tables()) == []  # nothing was created by reading
+
+
+async def test_a_missing_lightrag_table_is_not_said_to_be_created(pg_pool: Any) -> None:  # noqa: F811
+    from hexrag.adapters.postgres._errors import translate_error
+
+    try:
+        await pg_pool.fetch('SELECT 1 FROM "LIGHTRAG_DOC_NOT_THERE"')
+    except Exception as exc:  # asyncpg's UndefinedTableError, raised by the real server
+        error = translate_error(exc, action="reading LightRAG's chunks")
+    else:  # pragma: no cover - the table cannot exist
+        raise AssertionError("the table exists")
+    text = str(error)
+    assert "LightRAG table does not exist" in text and "does not create them" in text
+    assert "created on first use" not in text

@@ -109,10 +109,17 @@ def translate_error(exc: BaseException, *, action: str) -> HexragError:
                 "installed on the server and that its schema is on the search_path"
             )
         if state in _MISSING_RELATION_STATES:
+            if "lightrag_" in str(exc).lower():  # LightRAG's own tables: never hexrag's to make
+                return NotFound(
+                    f"postgres: {action} failed: {exc}; this LightRAG table does not exist: "
+                    "check the database, schema and workspace, and that LightRAG initialised "
+                    "its storages there (hexrag reads LightRAG's tables, it does not create them)"
+                )
             return NotFound(
-                f"postgres: {action} failed: {exc}; check that hexrag's tables exist (they are "
-                "created on first use unless create_tables=False; a table dropped while in use "
-                "is recreated on the next call)"
+                f"postgres: {action} failed: {exc}; check that hexrag's tables exist (a "
+                "command that writes creates them on first use unless create_tables=False; "
+                "check, documents and export only read, so a missing table means a wrong "
+                "database, schema, namespace or workspace)"
             )
         return BackendError(f"postgres: {action} failed: {exc}", backend=BACKEND)
 

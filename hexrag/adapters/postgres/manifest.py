@@ -34,8 +34,10 @@ class PgManifestStore(PgAdapter):
         schema: str | None = None,
         table_prefix: str = "hexrag",
         timeout: float | None = None,
+        create_tables: bool = True,
     ) -> None:
-        super().__init__(pool, schema=schema, table_prefix=table_prefix, timeout=timeout)
+        super().__init__(pool, schema=schema, table_prefix=table_prefix, timeout=timeout,
+                         create_tables=create_tables)
         self._key = key
         self._table = self._tables.qualified("manifest")
 
