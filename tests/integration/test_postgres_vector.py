@@ -117,7 +117,7 @@ async def test_unscoped_query_uses_hnsw_with_ef_search_raised(
         assert sum(s >= 0.05 for s in oracle.scores(q).values()) > 100
 
         # The adapter's statement scans the HNSW index ...
-        plan = await _plan(pool, index._index_sql(), vec_text, 0.05, 116, "116")
+        plan = await _plan(pool, index._index_sql(), q.tolist(), 0.05, 116, "232", 100)
         assert "Index Scan" in plan and f"{index.table_prefix}_vdb_relationships_hnsw" in plan
         # ... which, left at the default ef_search, stops at 40 rows (the control).
         plain_sql = f"SELECT id FROM {index.table} ORDER BY vector <=> $1::text::vector LIMIT 100"
@@ -164,8 +164,7 @@ async def test_scoped_query_is_exact_on_a_large_table(
         check_hits(hits, oracle, q, top_k, scope=scope, tol=1e-5, context=f"top_k {top_k}")
         assert [h.id for h in hits] == [s.id for s in oracle.query(q, top_k, scope=scope)]
     where, params = scope_condition(scope, 4)
-    vec_text = "[" + ",".join(map(str, q.tolist())) + "]"
-    plan = await _plan(pg_pool, index._exact_sql(where), vec_text, -1.0, 21, *params)
+    plan = await _plan(pg_pool, index._exact_sql(where), q.tolist(), -1.0, 21, *params)
     assert "hnsw" not in plan
 
 
@@ -272,9 +271,9 @@ async def test_exact_search_switch_bypasses_the_index(
     q = corpus.seeded_vectors(8, 1, dim)[0]
     want = [h.id for h in oracle.query(q, 10)]
     assert len(want) == 10
-    blind = (f"SELECT {_COLUMNS} FROM {index.table} WHERE $1::text IS NOT NULL "
-             "AND $2::float8 IS NOT NULL AND $3::int IS NOT NULL AND $4::text IS NOT NULL "
-             "AND false")
+    blind = (f"SELECT 1::float8 AS score, {_COLUMNS} FROM {index.table} "
+             "WHERE $1::real[] IS NOT NULL AND $2::float8 IS NOT NULL AND $3::int IS NOT NULL "
+             "AND $4::text IS NOT NULL AND $5::int IS NOT NULL AND false")
     index._index_sql = lambda: blind  # type: ignore[method-assign]
     assert await index.query(q, 10) == []
     assert index.set_exact_search(True) is False

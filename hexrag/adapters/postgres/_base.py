@@ -30,15 +30,24 @@ async def create_pool(
 ) -> asyncpg.Pool:
     """An ``asyncpg`` pool for ``dsn``, with connection failures translated to hexrag errors.
 
-    ``kwargs`` go to :func:`asyncpg.create_pool` (e.g. ``server_settings``).
+    ``kwargs`` go to :func:`asyncpg.create_pool` (e.g. ``server_settings``). Unless ``reset``
+    is given, a connection goes back to the pool without asyncpg's session reset query
+    (``RESET ALL; UNLISTEN *; ...``, a second round trip after every statement): hexrag's
+    adapters leave no session state (settings are ``set_config(..., is_local => true)``, locks
+    transaction-scoped); an open transaction is still rolled back by asyncpg.
     """
     import asyncpg
 
+    kwargs.setdefault("reset", _keep_session)
     with translate_errors(f"connecting to {_redact(dsn)}"):
         pool: asyncpg.Pool = await asyncpg.create_pool(
             dsn, min_size=min_size, max_size=max_size, timeout=connect_timeout, **kwargs
         )
         return pool
+
+
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """The pool's ``reset`` hook: nothing beyond asyncpg's own rollback of a transaction."""
 
 
 def _redact(dsn: str) -> str:

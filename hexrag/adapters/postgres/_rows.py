@@ -58,9 +58,16 @@ def decode_json(value: Any) -> Any:
     """A JSON column as read: text (``::text`` select) is parsed; ``None`` stays ``None``."""
     if value is None:
         return None
-    if isinstance(value, (str, bytes, bytearray)):
+    if isinstance(value, str):
+        if value == "{}":
+            return {}  # the common empty ``properties``/``metadata``: no parser call
+        return _loads(value)
+    if isinstance(value, (bytes, bytearray)):
         return json.loads(value)
     return value  # a pool with a json codec already decoded it
+
+
+_loads = json.JSONDecoder().decode
 
 
 def vector_array(vector: Any, *, dim: int, record_id: str) -> np.ndarray:

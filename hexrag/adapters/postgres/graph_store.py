@@ -296,13 +296,16 @@ class PgGraphStore(PgAdapter):
         return {name: found[name] for name in wanted if name in found}
 
     async def _degrees(self, names: list[str], action: str) -> dict[str, int]:
+        # ``names`` are distinct. Two counts on the src and tgt indexes (index-only scans
+        # once the table is vacuumed; no heap row is read): a self-loop is counted in both,
+        # so it counts 2.
+        e = self._edges
         rows = await self._fetch(
             action,
             f"""SELECT q.name,
-                    count(e.id) + count(e.id) FILTER (WHERE e.src = e.tgt) AS degree
-                FROM unnest($1::text[]) AS q(name)
-                LEFT JOIN {self._edges} AS e ON e.src = q.name OR e.tgt = q.name
-                GROUP BY q.name""",
+                    (SELECT count(*) FROM {e} AS s WHERE s.src = q.name)
+                    + (SELECT count(*) FROM {e} AS t WHERE t.tgt = q.name) AS degree
+                FROM unnest($1::text[]) AS q(name)""",
             names,
         )
         return {row["name"]: int(row["degree"]) for row in rows}
@@ -380,6 +383,34 @@ class PgGraphStore(PgAdapter):
                 FROM unnest($1::text[]) AS q(chunk_id)
                 JOIN {self._edges} AS e ON e.chunk_ids @> ARRAY[q.chunk_id]
                 ORDER BY q.chunk_id, e.seq""",
+            wanted,
+        )
+        found: dict[str, list[Relation]] = {}
+        for row in rows:
+            found.setdefault(row["chunk_id"], []).append(row_to_relation(row))
+        return {cid: found[cid] for cid in wanted if cid in found}
+
+    async def get_edges_by_chunk_ids_of_pairs(
+        self, chunk_ids: Sequence[str], pairs: Sequence[tuple[str, str]]
+    ) -> dict[str, list[Relation]]:
+        """``get_edges_by_chunk_ids(chunk_ids)`` with every list kept to the relations
+        joining one of ``pairs`` (either orientation), same order; a chunk id left with no
+        relation is absent. One statement through the pair index: only the pairs' edges are
+        read (:class:`~hexrag.ports.graph_store.PairEdgesByChunk`)."""
+        wanted = list(dict.fromkeys(chunk_ids))
+        canonical = list(dict.fromkeys((a, b) if a <= b else (b, a) for a, b in pairs))
+        if not wanted or not canonical:
+            return {}
+        rows = await self._fetch(
+            f"reading edges of {len(canonical)} pairs by chunk id from {self._edges}",
+            f"""SELECT c.chunk_id, {_EDGE_COLUMNS}
+                FROM unnest($1::text[], $2::text[]) AS p(pa, pb)
+                JOIN {self._edges} AS e ON e.pa = p.pa AND e.pb = p.pb
+                CROSS JOIN LATERAL unnest(e.chunk_ids) AS c(chunk_id)
+                WHERE c.chunk_id = ANY($3::text[])
+                ORDER BY c.chunk_id, e.seq""",
+            [a for a, _ in canonical],
+            [b for _, b in canonical],
             wanted,
         )
         found: dict[str, list[Relation]] = {}

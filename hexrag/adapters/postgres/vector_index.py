@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from collections.abc import Sequence
@@ -10,19 +11,23 @@ from typing import TYPE_CHECKING, Any, Final, get_args
 
 import numpy as np
 
-from hexrag.adapters.postgres._base import PgAdapter
+from hexrag.adapters.postgres._base import DDL_LOCK_KEY, PgAdapter
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._rows import (
     row_to_vector_record,
     rows_document,
     vector_array,
     vector_record_to_row,
-    vector_text,
 )
 from hexrag.adapters.postgres._sql import quote_ident
+from hexrag.adapters.postgres._vector_sql import (
+    INLINE_MAX_DIM,
+    exact_search_sql,
+    index_search_sql,
+    upgrade_storage_sql,
+)
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import QueryScope, VectorHit, VectorNamespace, VectorRecord
-from hexrag.core.oracle import cosine, normalise
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:
@@ -35,11 +40,14 @@ __all__ = ["EF_SEARCH_MAX", "HNSW_MAX_DIM", "PgVectorIndex", "scope_condition"]
 HNSW_MAX_DIM: Final = 2000
 #: The largest ``hnsw.ef_search`` pgvector accepts; an index scan returns at most this many rows.
 EF_SEARCH_MAX: Final = 1000
-#: Extra candidates fetched beyond ``top_k`` so that the float64 re-scoring (below) can fix
-#: the order of near-ties that pgvector's float32 arithmetic ranks differently.
+#: Extra candidates an HNSW scan reads beyond ``top_k``, re-ranked by ``(score, id)`` on the
+#: server so that ties at the cut are broken by id.
 CANDIDATE_SLACK: Final = 16
-#: How far below the threshold a candidate may score in float32 and still be re-scored.
-SCORE_MARGIN: Final = 1e-4
+#: ``hnsw.ef_search`` is at least this multiple of the candidates read (and at least the
+#: configured ``ef_search``, at most :data:`EF_SEARCH_MAX`).
+EF_PER_CANDIDATE: Final = 2
+
+_log = logging.getLogger("hexrag.postgres")
 
 _NAMESPACES: tuple[str, ...] = get_args(VectorNamespace)
 
@@ -69,6 +77,11 @@ SCOPE_COLUMNS: Final = {
 _COLUMNS = (
     "id, entity_name, src_id, tgt_id, content, file_path, full_doc_id, created_at, "
     "source_id::text AS source_id, metadata::text AS metadata, vector::real[] AS vector"
+)
+#: The columns of a search hit (no vector), qualified by the alias ``t``.
+_HIT_COLUMNS = (
+    "t.id, t.entity_name, t.src_id, t.tgt_id, t.content, t.file_path, t.full_doc_id, "
+    "t.created_at, t.source_id::text AS source_id, t.metadata::text AS metadata"
 )
 
 
@@ -100,12 +113,15 @@ class PgVectorIndex(PgAdapter):
     scope arrays ``product_ids``/``category_ids``/``doc_ids`` (from
     :func:`hexrag.core.scope.scope_values`, GIN-indexed like ``chunk_ids``) and ``metadata``.
 
-    Search: the scope is part of the SQL, so ``top_k`` counts admitted rows. A scoped query
-    (and any query when ``exact_search`` is set, when ``top_k`` exceeds what an HNSW scan can
-    return, or when the threshold is not positive) is an exact scan; an unscoped one uses the
-    HNSW index with ``hnsw.ef_search`` raised to at least ``top_k`` for that statement.
-    Candidates are re-scored in float64 (as :mod:`hexrag.core.oracle` does) so that scores,
-    threshold and tie order agree with every other backend.
+    Search is one statement the server ranks (:mod:`._vector_sql`): the score is pgvector's
+    cosine, the threshold inclusive, ties broken by id, and only the winners' columns come
+    back (no vectors). The scope is part of the SQL, so ``top_k`` counts admitted rows. A
+    scoped query (and any query when ``exact_search`` is set, when ``top_k`` exceeds what an
+    HNSW scan can return, or when the threshold is not positive) is an exact scan; an
+    unscoped one uses the HNSW index with ``hnsw.ef_search`` chosen from ``top_k``
+    (:data:`EF_PER_CANDIDATE` times the candidates read, at least ``ef_search``) for that
+    statement. Vectors of up to :data:`~._vector_sql.INLINE_MAX_DIM` dimensions are stored
+    inline (a table of an older layout is converted on open, when DDL is allowed).
 
     Args:
         pool: a ready ``asyncpg`` pool.
@@ -232,18 +248,43 @@ class PgVectorIndex(PgAdapter):
         return "\n".join(lines) + "\n"
 
     async def _after_ddl(self, conn: asyncpg.Connection) -> None:
-        stored = await conn.fetchval(
-            "SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass($1) "
-            "AND attname = 'vector' AND NOT attisdropped",
+        row = await conn.fetchrow(
+            _VECTOR_COLUMN,
             self._table,
             timeout=self._timeout,
         )
-        if stored is not None and stored != self._dim:
+        if row is None:
+            return
+        stored = row["atttypmod"]
+        if stored != self._dim:
             raise ConfigurationError(
                 f"postgres: table {self._table} stores vector({stored}) but this index has "
                 f"dim={self._dim}; use the embedding model the table was built with, or "
                 "another table_prefix/schema"
             )
+        if self._create_tables and self._dim <= INLINE_MAX_DIM and not _plain(row):
+            await self._keep_vectors_inline(conn)
+
+    async def _keep_vectors_inline(self, conn: asyncpg.Connection) -> None:
+        """Convert a table of the older layout (vectors in the TOAST table) once, under the
+        DDL lock: an empty table only changes its column's storage; a filled one is
+        rewritten (:func:`~._vector_sql.upgrade_storage_sql`)."""
+        async with conn.transaction():
+            await conn.execute(f"SELECT pg_advisory_xact_lock({DDL_LOCK_KEY})")
+            row = await conn.fetchrow(_VECTOR_COLUMN, self._table, timeout=self._timeout)
+            if row is None or _plain(row):
+                return  # another session converted it meanwhile
+            filled = await conn.fetchval(f"SELECT EXISTS (SELECT FROM {self._table})")
+            if filled:
+                _log.warning(
+                    "postgres: rewriting %s to keep its vectors inline (once; faster search)",
+                    self._table,
+                )
+                await conn.execute(upgrade_storage_sql(self._table, self._dim))
+            else:
+                await conn.execute(
+                    f"ALTER TABLE {self._table} ALTER COLUMN vector SET STORAGE PLAIN"
+                )
 
     # -- writes --------------------------------------------------------------------------------
 
@@ -442,11 +483,10 @@ class PgVectorIndex(PgAdapter):
         query = vector_array(vector, dim=self._dim, record_id="<query>")
         if top_k <= 0:
             return []
-        q = normalise(query)
-        zero_query = not np.any(q)
+        zero_query = not np.any(query)
         if zero_query and self._threshold > 0:
             return []  # a zero vector has cosine 0 with everything
-        limit = top_k + CANDIDATE_SLACK
+        candidates = top_k + CANDIDATE_SLACK
         scoped = scope is not None and not scope.is_empty
         use_index = (
             self._hnsw
@@ -454,66 +494,48 @@ class PgVectorIndex(PgAdapter):
             and not scoped
             and not zero_query
             and self._threshold > 0
-            and limit <= EF_SEARCH_MAX
+            and candidates <= EF_SEARCH_MAX
         )
         if use_index:
+            ef = min(EF_SEARCH_MAX, max(self._ef_search, EF_PER_CANDIDATE * candidates))
             rows = await self._fetch(
                 f"searching {self._table}",
                 self._index_sql(),
-                vector_text(query),
-                self._threshold - SCORE_MARGIN,
-                limit,
-                str(max(self._ef_search, limit)),
+                query.tolist(),
+                self._threshold,
+                candidates,
+                str(ef),
+                top_k,
             )
         else:
             where, scope_params = scope_condition(scope, first_param=4)
             rows = await self._fetch(
                 f"searching {self._table}",
                 self._exact_sql(where),
-                vector_text(query),
-                self._threshold - SCORE_MARGIN,
-                limit,
+                query.tolist(),
+                self._threshold,
+                top_k,
                 *scope_params,
             )
-        scored: list[tuple[float, str, Any]] = []
-        for row in rows:
-            score = cosine(q, np.asarray(row["vector"], dtype=np.float64))
-            if score >= self._threshold:
-                scored.append((score, row["id"], row))
-        scored.sort(key=lambda item: (-item[0], item[1]))
         return [
-            VectorHit(record=row_to_vector_record(row, with_vector=False), score=score)
-            for score, _, row in scored[:top_k]
+            VectorHit(record=row_to_vector_record(row, with_vector=False), score=row["score"])
+            for row in rows
         ]
 
     def _exact_sql(self, where: str) -> str:
-        # ``cosine_distance(...)`` (the function, not the ``<=>`` operator) cannot be served
-        # by the HNSW index, so the planner cannot turn this into an approximate scan that
-        # would lose rows to the WHERE clause. A zero vector has cosine 0 (pgvector: NaN).
-        return f"""
-            SELECT {_COLUMNS} FROM (
-                SELECT * FROM (
-                    SELECT *, CASE WHEN d = 'NaN'::float8 THEN 0::float8 ELSE 1 - d END AS score
-                    FROM (
-                        SELECT *, cosine_distance(vector, $1::text::vector) AS d
-                        FROM {self._table} WHERE {where} OFFSET 0
-                    ) AS dist
-                ) AS scored
-                WHERE score >= $2
-                ORDER BY score DESC, id
-                LIMIT $3
-            ) AS top"""
+        return exact_search_sql(self._table, _HIT_COLUMNS, where)
 
     def _index_sql(self) -> str:
-        # ``hnsw.ef_search`` bounds how many rows an HNSW scan can return. It is raised for
-        # this statement only: set_config(..., is_local => true) in the outer row, which the
-        # nested loop evaluates before it starts the lateral index scan that reads the setting
-        # (tests check that top_k beyond the default of 40 comes back).
-        return f"""
-            SELECT h.* FROM (SELECT set_config('hnsw.ef_search', $4, true) AS ef OFFSET 0) AS cfg
-            CROSS JOIN LATERAL (
-                SELECT {_COLUMNS} FROM {self._table}
-                WHERE cfg.ef IS NOT NULL AND 1 - (vector <=> $1::text::vector) >= $2
-                ORDER BY vector <=> $1::text::vector
-                LIMIT $3
-            ) AS h"""
+        return index_search_sql(self._table, _HIT_COLUMNS)
+
+
+_VECTOR_COLUMN = (
+    "SELECT atttypmod, attstorage FROM pg_attribute WHERE attrelid = to_regclass($1) "
+    "AND attname = 'vector' AND NOT attisdropped"
+)
+
+
+def _plain(row: Any) -> bool:
+    """Whether the ``pg_attribute`` row says the vector column is stored inline."""
+    storage = row["attstorage"]
+    return storage in (b"p", "p")
