@@ -475,3 +475,50 @@ async def test_a_missing_lightrag_table_is_not_said_to_be_created(pg_pool: Any) 
     text = str(error)
     assert "LightRAG table does not exist" in text and "does not create them" in text
     assert "created on first use" not in text
+
+
+def test_postgres_stack_delete_and_ingest_use_the_recorded_model(
+    server: ScriptedOpenAIServer, tmp_path: Path, pg_dsn: str, pg_schema: str  # noqa: F811
+) -> None:
+    """The same promises on a PostgreSQL stack TOML: the TOML that built it names the
+    model; a TOML naming none gets it from the stack's row; another model is refused."""
+    stores = (f'vector_index = "{pg_dsn}"\ngraph_store = "{pg_dsn}"\nchunk_store = "{pg_dsn}"\n'
+              f'cache = "{pg_dsn}"\npostgres_schema = "{pg_schema}"\n')
+    named = tmp_path / "named.toml"
+    named.write_text(stores + f'embedder = "{SALTED_SPEC}"\n', encoding="utf-8")
+    bare = tmp_path / "bare.toml"
+    bare.write_text(stores, encoding="utf-8")
+    other = tmp_path / "other.toml"
+    other.write_text(stores + f'embedder = "{OTHER_SPEC}"\n', encoding="utf-8")
+    done = _cli(server, "ingest", str(_docs(tmp_path, crm=CRM, erp=ERP)), "--stack", str(named),
+                "--llm", "openai:scripted", *CHUNKING)
+    assert done.returncode == 0, done.stderr[-3000:]
+    refused = _cli(server, "ingest", str(_docs(tmp_path, hr=HR)), "--stack", str(other),
+                   "--llm", "openai:scripted", *CHUNKING)
+    assert refused.returncode == 2 and "salted-hashing" in refused.stderr, refused.stderr
+    more = _cli(server, "ingest", str(_docs(tmp_path, hr=HR)), "--stack", str(bare),
+                "--llm", "openai:scripted", *CHUNKING)
+    assert more.returncode == 0, more.stderr[-3000:]
+    checked = _cli(None, "check", "--stack", str(bare), "--json")
+    assert json.loads(checked.stdout)["stores"]["entities"]["model"] == "salted-hashing", (
+        checked.stdout[-2000:] + checked.stderr[-2000:])
+    listed = _cli(None, "documents", "--stack", str(bare), "--json")
+    rows = [json.loads(line) for line in listed.stdout.splitlines()]
+    crm = next(r for r in rows if r["file_path"].endswith("crm.txt"))
+    gone = _cli(server, "delete", crm["id"], "--stack", str(bare), "--llm", "openai:scripted")
+    assert gone.returncode == 0, gone.stderr[-3000:]
+    assert json.loads(gone.stdout)["entities_rebuilt"] >= 1, gone.stdout
+
+    import asyncio
+
+    from hexrag.bootstrap import open_stack
+
+    async def compare() -> int:
+        opened = await open_stack(bare)
+        try:
+            assert opened.engine.embedder.model_name == "salted-hashing"
+            return await _vectors_match(opened.stores, SALTED)
+        finally:
+            await opened.aclose()
+
+    assert asyncio.run(compare()) > 5
