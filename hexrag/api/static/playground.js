@@ -163,6 +163,7 @@ function renderReferences(refs) {
     li.dataset.referenceId = ref.reference_id;
     li.title = String(ref.file_path || "");  // the stored value, on hover
     li.appendChild(el("span", `[${ref.reference_id}]`, "ref-n"));
+    li.appendChild(document.createTextNode(" "));
     const sources = decodeFilePath(ref.file_path);
     sources.forEach((src, i) => {
       if (i) li.appendChild(document.createTextNode("; "));
@@ -491,6 +492,8 @@ async function run() {
   const query = $("query").value.trim();
   if (!query) { setStatus("type a question first", true); $("query").focus(); return; }
   const body = { query, mode: $("mode").value, include_references: true };
+  const topK = parseInt($("top-k").value, 10);
+  if (topK > 0) body.top_k = topK;
   const s = scope();
   if (s) body.scope = s;
   $("run").disabled = true;
@@ -501,7 +504,8 @@ async function run() {
     state.data = await postJSON("/query/data", body);
     state.removed = { entities: [], relationships: [] };
     if (s) {
-      const all = await postJSON("/query/data", { query, mode: body.mode });
+      const { scope: _, ...unscoped } = body;
+      const all = await postJSON("/query/data", unscoped);
       const kept = new Set((state.data.data.entities || []).map((e) => e.entity_name));
       const keptEdges = new Set((state.data.data.relationships || [])
         .map((r) => pairKey(r.src_id, r.tgt_id)));
@@ -536,7 +540,7 @@ $("ask").addEventListener("submit", (e) => { e.preventDefault(); run(); });
 // Enter submits from the question and the pickers; Shift+Enter is a new line in the question
 $("ask").addEventListener("keydown", (e) => {
   if (e.key !== "Enter" || e.shiftKey || e.isComposing) return;
-  if (!["TEXTAREA", "SELECT"].includes(e.target.tagName)) return;
+  if (!["TEXTAREA", "SELECT", "INPUT"].includes(e.target.tagName)) return;
   e.preventDefault();
   $("ask").requestSubmit();
 });
@@ -544,4 +548,6 @@ $("zoom-in").addEventListener("click", () => zoomBy(ZOOM.step));
 $("zoom-out").addEventListener("click", () => zoomBy(1 / ZOOM.step));
 $("fit").addEventListener("click", fitView);
 $("graph-box").addEventListener("wheel", onWheel, { capture: true, passive: false });
+// the graph takes the height its row gets: tell cytoscape when that changes
+new ResizeObserver(() => { if (window.hexrag.cy) window.hexrag.cy.resize(); }).observe($("graph"));
 loadWorkspaces().then(loadScopeValues);
