@@ -49,7 +49,8 @@ async def _big_engine() -> Any:
                        source_id=f"chunk-{i % 12:02d}", file_path=_path(i % 12))
                 for i, n in enumerate(names)]
     entities[0] = Entity(name=HUB, entity_type="component",
-                         description="<SEP>".join(f"The hub, as manual {i} says" for i in range(12)),
+                         description="<SEP>".join(f"The hub, as manual {i} says"
+                                                  for i in range(12)),
                          source_id="<SEP>".join(c.id for c in chunks),
                          file_path="<SEP>".join(_path(i) for i in range(12)))
     pairs = [(names[i], names[(i + 1) % N_NODES]) for i in range(N_NODES)]
@@ -168,7 +169,7 @@ def test_labels_scale_with_zoom_and_hide_when_zoomed_out(browser: Any, big: Live
     assert shown1 and shown2 and visible1 == visible2 == N_NODES
     assert 12 <= px1 < px2 <= 22  # readable, and bigger when zoomed in
     _shot(page, "playground-labels-zoomed-in")
-    px_low, shown_low, visible_low = at(0.2)
+    _, shown_low, visible_low = at(0.2)
     assert not shown_low  # zoomed out: the small nodes' labels are hidden...
     assert 0 < visible_low <= 12  # ...the hubs keep theirs
     hub_px = _rendered_label_px(page, HUB)
