@@ -128,6 +128,7 @@ class DocumentDeletion:
     _documents: DocumentStore | None
     _cache: Cache | None
     _kv: dict[str, Cache]
+    _hashes: dict[str, str] | None
     _calls: int
     _slots: asyncio.Semaphore | None
 
@@ -204,6 +205,9 @@ class DocumentDeletion:
             if ns in self._kv:
                 await self._kv[ns].delete_many(report.deleted)
         await docs.delete_docs(report.deleted)
+        if self._hashes:  # the content-hash index of the duplicate check
+            gone_ids = set(report.deleted)
+            self._hashes = {h: d for h, d in self._hashes.items() if d not in gone_ids}
         report.llm_calls = self._calls
         await self._verify_gone(all_chunks, report)
         return report

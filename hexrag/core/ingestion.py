@@ -188,6 +188,7 @@ class Ingestor(DocumentDeletion):
         #: LightRAG's document-side stores (:data:`hexrag.ports.cache.KV_NAMESPACES`) this
         #: stack holds; each present one is written as LightRAG writes it.
         self._kv: dict[str, Cache] = dict(kv or {})
+        self._hashes: dict[str, str] | None = None  # content hash -> document id
         self._calls = 0
         self._hits = 0
         self._slots: asyncio.Semaphore | None = None
@@ -341,9 +342,13 @@ class Ingestor(DocumentDeletion):
         record: DocRecord | None = None
         if docs is not None:
             (existing,) = await docs.get_docs([doc_id])
-            if existing is not None and existing.status == "processed":
-                await self._duplicate(existing, file_path, len(content))
-                report.skipped = True
+            holder = existing if existing is not None and existing.status == "processed" \
+                else None
+            if existing is None:  # LightRAG's content-hash check: the text stored elsewhere
+                holder = await self._content_holder(content_hash(content), doc_id)
+            if holder is not None:
+                await self._duplicate(holder, doc_id, file_path, len(content))
+                report.doc_id, report.chunk_ids, report.skipped = holder.id, [], True
                 return report
             stamp_iso = _iso(self._clock())
             record = DocRecord(
@@ -358,6 +363,8 @@ class Ingestor(DocumentDeletion):
                        "track_id": self._track_id(doc_id)},
             )
             await docs.upsert_docs([record])
+            if self._hashes is not None:
+                self._hashes.setdefault(record.extra["content_hash"], doc_id)
         options = chunk_options(s.chunk_token_size, s.chunk_overlap_token_size,
                                 s.split_by_character, s.split_by_character_only)
         await self._write_kv("full_docs", {doc_id: full_doc_record(content, file_path, options)})
@@ -387,14 +394,37 @@ class Ingestor(DocumentDeletion):
         when = datetime.fromtimestamp(now, tz=UTC).strftime("%Y%m%d_%H%M%S")
         return f"insert_{when}_{mdhash_id(f'{doc_id}:{now}')[:8]}"
 
-    async def _duplicate(self, existing: DocRecord, file_path: str, length: int) -> None:
-        """LightRAG's status row for a document sent again (``failed``, ``dup-`` id)."""
+    async def _content_holder(self, digest: str, doc_id: str) -> DocRecord | None:
+        """The stored document (not a duplicate row, not ``doc_id``) whose text has the
+        content hash ``digest`` (LightRAG's ``get_doc_by_content_hash``). The hashes are read
+        once per ingestor (one scan of the status rows) and kept up to date as it writes."""
+        assert self._documents is not None
+        if self._hashes is None:
+            self._hashes = {}
+            for r in await self._documents.list_docs():
+                h = r.extra.get("content_hash")
+                if isinstance(h, str) and h and not r.id.startswith("dup-"):
+                    self._hashes.setdefault(h, r.id)
+        holder = self._hashes.get(digest)
+        if holder is None or holder == doc_id:
+            return None
+        (row,) = await self._documents.get_docs([holder])
+        if row is None:
+            del self._hashes[digest]
+        return row
+
+    async def _duplicate(
+        self, holder: DocRecord, doc_id: str, file_path: str, length: int
+    ) -> None:
+        """LightRAG's status row for a document sent again (``failed``, ``dup-`` id):
+        ``holder`` is the stored document, ``doc_id`` the id the new one would have had."""
         assert self._documents is not None
         dup_id, row = duplicate_row(
-            existing.id, file_path=file_path, content_length=length,
-            existing_status=existing.status,
-            existing_track_id=str(existing.extra.get("track_id") or ""),
-            track_id=self._track_id(existing.id), now_iso=_iso(self._clock()),
+            doc_id, file_path=file_path, content_length=length,
+            existing_status=holder.status,
+            existing_track_id=str(holder.extra.get("track_id") or ""),
+            track_id=self._track_id(doc_id), now_iso=_iso(self._clock()),
+            original_doc_id=None if holder.id == doc_id else holder.id,
         )
         await self._documents.upsert_docs([DocRecord.from_json(dup_id, row)])
 

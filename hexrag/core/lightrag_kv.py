@@ -19,7 +19,8 @@ The stores are the namespaces of :data:`hexrag.ports.cache.KV_NAMESPACES`, each 
   ``create_time`` and ``update_time``, a replaced one only ``update_time`` (the record is
   replaced whole, so the old ``create_time`` goes, exactly as ``JsonKVStorage`` does), and
   ``_id`` is the key;
-* a document already stored gets LightRAG's duplicate status row (:func:`duplicate_row`).
+* a document already stored (same id), or whose text another document holds (same
+  ``content_hash``), gets LightRAG's duplicate status row (:func:`duplicate_row`).
 """
 
 from __future__ import annotations
@@ -161,14 +162,20 @@ def duplicate_row(
     existing_track_id: str,
     track_id: str,
     now_iso: str,
+    original_doc_id: str | None = None,
     index: int = 0,
 ) -> tuple[str, dict[str, Any]]:
-    """LightRAG's status row for a document sent again (``duplicate_kind`` ``filename``:
-    its id is already stored): ``(dup id, row)``, status ``failed``."""
+    """LightRAG's status row for a document sent again: ``(dup id, row)``, status
+    ``failed``. ``duplicate_kind`` is ``filename`` (its id ``doc_id`` is already stored) or,
+    given ``original_doc_id`` (another document holds the same text), ``content_hash``."""
+    kind = "filename" if original_doc_id is None else "content_hash"
+    original = doc_id if original_doc_id is None else original_doc_id
+    prefix = ("File name already exists." if original_doc_id is None
+              else "Identical content already exists under another filename.")
     dup_id = mdhash_id(f"{doc_id}-{track_id}-{index}-{file_path}", "dup-")
     return dup_id, {
         "status": "failed",
-        "content_summary": f"[DUPLICATE:filename] Original document: {doc_id}",
+        "content_summary": f"[DUPLICATE:{kind}] Original document: {original}",
         "content_length": content_length,
         "chunks_count": 0,
         "chunks_list": [],
@@ -176,12 +183,11 @@ def duplicate_row(
         "updated_at": now_iso,
         "file_path": file_path,
         "track_id": track_id,
-        "error_msg": (f"File name already exists. Original doc_id: {doc_id}, "
-                      f"Status: {existing_status}"),
+        "error_msg": f"{prefix} Original doc_id: {original}, Status: {existing_status}",
         "metadata": {
             "is_duplicate": True,
-            "duplicate_kind": "filename",
-            "original_doc_id": doc_id,
+            "duplicate_kind": kind,
+            "original_doc_id": original,
             "original_track_id": existing_track_id,
         },
     }

@@ -199,26 +199,45 @@ def test_ingestion_writes_lightrags_kv_stores(
     _assert_same(lr_dir, hx_dir)
 
 
-def test_duplicate_document_gets_lightrags_status_row(tmp_path: Path) -> None:
+def test_duplicates_get_lightrags_status_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file name sent again (other text) and a text sent again under another file name are
+    skipped with LightRAG's failed ``dup-...`` rows (``filename`` / ``content_hash``)."""
+    sends = [DOCS[0], ("other text, same file name", DOCS[0][1]), (DOCS[0][0], "copy.txt")]
+    lr_dir = _lightrag(tmp_path / "lr", "lr" + uuid.uuid4().hex[:8], monkeypatch, limits={},
+                       insert=sends)
     stack = empty_workdir_stack(DIM)
     ingestor = _ingestor(stack, stack.kv, {})
 
-    async def run() -> Any:
-        first = await ingestor.ingest_text(DOCS[0][0], file_path=DOCS[0][1])
-        again = await ingestor.ingest_text("other text, same file name", file_path="acme.txt")
-        return first, again, await stack.documents.list_docs()
+    async def run() -> list[Any]:
+        return [await ingestor.ingest_text(t, file_path=name) for t, name in sends]
 
-    first, again, rows = asyncio.run(run())
-    assert again.skipped and again.doc_id == first.doc_id
-    dups = [r for r in rows if r.id.startswith("dup-")]
-    assert len(dups) == 1
-    row = dups[0].to_json()
-    assert row["status"] == "failed" and row["chunks_list"] == []
-    assert row["content_summary"] == f"[DUPLICATE:filename] Original document: {first.doc_id}"
-    assert row["error_msg"] == (f"File name already exists. Original doc_id: {first.doc_id}, "
-                                "Status: processed")
-    assert row["metadata"]["is_duplicate"] is True
-    assert row["metadata"]["original_doc_id"] == first.doc_id
+    reports = asyncio.run(run())
+    assert [r.skipped for r in reports] == [False, True, True]
+    assert {r.doc_id for r in reports} == {reports[0].doc_id}
+    out = tmp_path / "hx"
+    save_workdir(stack, out)
+
+    def dups(path: Path) -> list[dict[str, Any]]:
+        rows = json.loads((path / "kv_store_doc_status.json").read_text(encoding="utf-8"))
+        found = []
+        for key, row in rows.items():
+            if key.startswith("dup-"):
+                meta = {k: v for k, v in row["metadata"].items() if k != "original_track_id"}
+                fields = {k: row[k] for k in ("status", "content_summary", "content_length",
+                                              "chunks_count", "chunks_list", "file_path")}
+                # LightRAG formats the original's status as it holds it in memory: the
+                # enum (``DocStatus.PROCESSED``) in the process that processed it, the stored
+                # value (``processed``) after a restart; hexrag writes the stored value
+                error = row["error_msg"].replace("DocStatus.PROCESSED", "processed")
+                found.append({**fields, "error_msg": error, "metadata": meta})
+        return sorted(found, key=lambda r: r["content_summary"])
+
+    want = dups(lr_dir)
+    assert [r["metadata"]["duplicate_kind"] for r in want] == ["content_hash", "filename"]
+    assert dups(out) == want
+    assert _kv_files(out)["full_docs"].keys() == _kv_files(lr_dir)["full_docs"].keys()
 
 
 @pytest.mark.parametrize("limits", ["defaults", "keep"])
