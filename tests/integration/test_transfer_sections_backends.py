@@ -191,3 +191,38 @@ def test_working_directory_target(tmp_path: Path) -> None:
         await _damages(target, source, src, dst, queries)
 
     asyncio.run(run())
+
+
+def test_a_lossy_milvus_lightrag_layout_target_fails_verification(
+    milvus_client: Any, tmp_path: Path  # noqa: F811
+) -> None:
+    """LightRAG's Milvus collections have no column for a record's scope metadata
+    (``product_id`` ...): a copy there loses it, so scoped answers would differ. The old
+    verification (counts and four sample queries) reported such a copy ok; the digests
+    name the sections whose content differs."""
+    from hexrag.adapters.milvus.lightrag_layout import LightRAGMilvusVectorIndex
+
+    async def run() -> None:
+        source = _stores(await _full_stack())
+        target = _stores(empty_workdir_stack(DIM))
+        ws = "lossy" + uuid.uuid4().hex[:6]
+        indexes = {ns: LightRAGMilvusVectorIndex.open(milvus_client, namespace=ns,  # type: ignore[arg-type]
+                                                      dim=DIM, workspace=ws)
+                   for ns in ("entities", "relationships", "chunks")}
+        for ns, index in indexes.items():
+            setattr(target, ns, index)
+        try:
+            await migrate_stack(source, target, state_path=tmp_path / "s.json")
+            embedder = HashingEmbedder(DIM)
+            report = await verify_migration(
+                source, target, compose_engine(source, embedder=embedder, store_cache=False),
+                compose_engine(target, embedder=embedder, store_cache=False),
+                queries=await sample_queries(source, 4))
+            assert not report["ok"]
+            assert any(m.startswith("entities: same count") for m in report["mismatches"]), (
+                report["mismatches"])
+        finally:
+            for index in indexes.values():
+                milvus_client.drop_collection(index._collection)
+
+    asyncio.run(run())
