@@ -19,9 +19,15 @@ chunks loaded), and its opening is part of the time:
 * ``import``: ``import_archive`` of that archive into an empty working-directory stack, then
   ``save_workdir``.
 
-It prints the seconds of each, the peak RSS of the worker, per-section phase times of the
-migrations (the two copy lanes interleave, so a section's time includes waiting on the other
-lane) and counts the target's records against the source's.
+Every section travels (``hexrag.transfer.sections``: the vectors, graph, chunks, LLM cache,
+document status rows, fragments and LightRAG's five key-value namespaces; the targets have a
+store for each). It prints the seconds of each, the peak RSS of the worker, per-section phase
+times of the migrations (the two copy lanes interleave, so a section's time includes waiting
+on the other lane), counts the target's records against the source's, and a second table:
+the records of every section and whether its digest (count and content checksum, vectors by
+their float32 bytes; computed after the timed copy) is equal on both sides. The parity
+datasets are written with LightRAG's storage classes, not ``ainsert``, so their
+document-side sections are empty.
 
 Usage::
 
@@ -83,6 +89,8 @@ def _stores(stack: Any, model: str) -> Any:
         graph=stack["graph"],
         chunk_store=stack["chunk_store"],
         cache=stack.get("cache"),
+        documents=stack.get("documents"),
+        kv=dict(stack.get("kv") or {}),
         embedding_model=model,
     )
 
@@ -98,8 +106,15 @@ def _source(workdir: Path) -> tuple[Any, float]:
 
 
 async def _postgres_target(tmp: Path) -> tuple[Any, Any]:
-    from hexrag.adapters.postgres import PgCache, PgChunkStore, PgGraphStore, PgVectorIndex
+    from hexrag.adapters.postgres import (
+        PgCache,
+        PgChunkStore,
+        PgDocumentStore,
+        PgGraphStore,
+        PgVectorIndex,
+    )
     from hexrag.adapters.postgres._base import create_pool
+    from hexrag.ports.cache import KV_NAMESPACES
     from tests.services.postgres import postgres_dsn
 
     pool = await create_pool(postgres_dsn(), max_size=4)
@@ -110,6 +125,8 @@ async def _postgres_target(tmp: Path) -> tuple[Any, Any]:
     stores["graph"] = PgGraphStore(pool, table_prefix="bench")
     stores["chunk_store"] = PgChunkStore(pool, table_prefix="bench")
     stores["cache"] = PgCache(pool, table_prefix="bench")
+    stores["documents"] = PgDocumentStore(pool, table_prefix="bench")
+    stores["kv"] = {ns: PgCache(pool, namespace=ns, table_prefix="bench") for ns in KV_NAMESPACES}
     return stores, pool.close
 
 
@@ -145,8 +162,9 @@ def _milvus_lite_server(tmp: Path) -> tuple[str, Any]:
 
 async def _milvus_redis_target(tmp: Path, server: bool = False) -> tuple[Any, Any]:
     from hexrag.adapters.milvus import MilvusVectorIndex
-    from hexrag.adapters.redis import RedisCache, RedisChunkStore
+    from hexrag.adapters.redis import RedisCache, RedisChunkStore, RedisDocumentStore
     from hexrag.adapters.workdir import empty_workdir_stack
+    from hexrag.ports.cache import KV_NAMESPACES
     from tests.services.redis import redis_server_url
 
     proc = None
@@ -163,12 +181,17 @@ async def _milvus_redis_target(tmp: Path, server: bool = False) -> tuple[Any, An
     stores["graph"] = graph_holder.graph
     stores["chunk_store"] = RedisChunkStore.from_url(url, workspace="bench")
     stores["cache"] = RedisCache.from_url(url, workspace="bench")
+    stores["documents"] = RedisDocumentStore.from_url(url, workspace="bench")
+    stores["kv"] = {ns: RedisCache.from_url(url, workspace="bench", namespace=ns)
+                    for ns in KV_NAMESPACES}
 
     async def close() -> None:
         from hexrag.adapters.workdir import save_workdir
 
         save_workdir(graph_holder, tmp / "graph_only")  # the graph as LightRAG's GraphML
-        for s in stores.values():
+        for s in [*stores.values(), *stores["kv"].values()]:
+            if hasattr(s, "clear") and s is not stores["graph"]:
+                await s.clear()  # Redis keeps data between runs
             if hasattr(s, "aclose"):
                 await s.aclose()
         if proc is not None:
@@ -196,10 +219,11 @@ async def _worker(target: str, workdir: Path, tmp: Path) -> dict[str, Any]:
             await export_stack(source, archive, overwrite=True)
         t0 = time.perf_counter()
         stack = empty_workdir_stack(DIM)
-        target_stores = _stores(stack.engine_stores(), source.embedding_model)
+        target_stores = _stores(stack.stack_stores(), source.embedding_model)
         await import_archive(archive, target_stores)
         save_workdir(stack, tmp / "imported")
         out["target_counts"] = await target_stores.counts()
+        await _digests(out, source, target_stores)
     else:
         if target == "postgres":
             stores, close = await _postgres_target(tmp)
@@ -219,11 +243,25 @@ async def _worker(target: str, workdir: Path, tmp: Path) -> dict[str, Any]:
         phases["index builds"] = time.perf_counter() - mark[0]
         out["phases"] = {k: round(v, 1) for k, v in phases.items()}
         out["target_counts"] = await target_stores.counts()
+        out["seconds"] = time.perf_counter() - t0
+        await _digests(out, source, target_stores)
         await close()
-    out["seconds"] = time.perf_counter() - t0
+    out.setdefault("seconds", time.perf_counter() - t0)
     out["peak_rss_mb"] = _peak_mb()
     out["server_peak_rss_mb"] = _SERVER_RSS[0] if _SERVER_RSS else None
     return out
+
+
+async def _digests(out: dict[str, Any], source: Any, target: Any) -> None:
+    """Per-section record counts and whether every section's digest (count + content
+    checksum, vectors by their float32 bytes) is equal on both sides; not in ``seconds``."""
+    from hexrag.transfer.digests import compare_digests, stack_digests
+
+    t0 = time.perf_counter()
+    a, b = await stack_digests(source), await stack_digests(target)
+    out["sections"] = {name: [a[name]["count"], b.get(name, {}).get("count")] for name in a}
+    out["digest_diffs"] = compare_digests(a, b)
+    out["digest_s"] = time.perf_counter() - t0
 
 
 def _run_worker(target: str, workdir: Path, tmp: Path) -> dict[str, Any]:
@@ -269,6 +307,19 @@ def main() -> None:
         print(f"| {r['size']} | {r['target']} | {c['entities']} | {c['relationships']} | "
               f"{c['chunks']} | {r['seconds']:.1f} | {r['peak_rss_mb']:.0f} | "
               f"{r['load_s']:.1f} | {same} |")
+    print()
+    names = list(next((r["sections"] for r in rows if r.get("sections")), {}))
+    print("| size | target | " + " | ".join(names) + " | digests equal |")
+    print("|---|---|" + "---:|" * len(names) + "---|")
+    for r in rows:
+        if not r.get("sections"):
+            continue
+        cells = []
+        for n in names:
+            src_n, dst_n = r["sections"].get(n, [None, None])
+            cells.append(f"{src_n}" if src_n == dst_n else f"{src_n} -> {dst_n}")
+        same = "yes" if not r["digest_diffs"] else "NO: " + "; ".join(r["digest_diffs"])
+        print(f"| {r['size']} | {r['target']} | " + " | ".join(cells) + f" | {same} |")
     for r in rows:
         if r.get("phases"):
             print(f"{r['size']} {r['target']} phases (s): " + ", ".join(
