@@ -285,3 +285,67 @@ def test_readme_default_lookup_returns_lightrags_data(world: World, mode: str) -
         lr = world.run(lightrag_query_data(world.rag, mode, q))
         hx = world.run(hexrag_query_data(engine, mode, q))
         assert not diff_query_data(lr, hx, exact=True), (q.label, diff_query_data(lr, hx)[:3])
+
+
+def _old_chunk(row: Any) -> Any:
+    """The chunk as the two-step conversion built it (PGKVStorage record, then
+    ``chunk_from_kv``): the oracle of the one-pass decoder."""
+    import json
+
+    from hexrag.adapters.postgres.lightrag_layout import chunk_from_kv
+
+    out = dict(row)
+    for key, empty in (("llm_cache_list", []), ("heading", {}), ("sidecar", {})):
+        value = out.get(key)
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                value = empty
+        if not isinstance(value, type(empty)):
+            value = empty
+        out[key] = value
+    if not out.get("update_time"):
+        out["update_time"] = out.get("create_time", 0)
+    out.pop("id", None)
+    for key in ("heading", "sidecar"):
+        if not out.get(key):
+            out.pop(key, None)
+    return chunk_from_kv(row["id"], out)
+
+
+def test_chunk_rows_decode_as_the_two_step_conversion(world: World) -> None:
+    from hexrag.adapters.postgres.lightrag_rows import CHUNK_COLUMNS, chunk_from_row
+
+    odd = "lr_chunk_odd_rows"
+
+    async def rows() -> list[Any]:
+        await world.pool.executemany(
+            "INSERT INTO lightrag_doc_chunks (workspace, id, tokens, chunk_order_index, "
+            "full_doc_id, content, file_path, llm_cache_list, heading, sidecar, create_time, "
+            "update_time) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, "
+            "$10::jsonb, $11, $12)",
+            [
+                (odd, "chunk-a", None, None, None, None, None, "[]", "{}", "{}", None, None),
+                (odd, "chunk-b", 3, 0, "doc-1", "text", "f.md", '["x", 1]',
+                 '{"title": "T", "level": 2}', '{"k": [1]}', None, None),
+                (odd, "chunk-c", 4, 1, "doc-1", "", "f.md", '{"not": "a list"}', '[1, 2]',
+                 '"text"', None, None),
+            ],
+        )
+        await world.pool.execute(
+            "UPDATE lightrag_doc_chunks SET create_time = to_timestamp(1700000000), "
+            "update_time = to_timestamp(0) WHERE workspace = $1 AND id = 'chunk-c'", odd
+        )
+        return list(await world.pool.fetch(
+            f"SELECT {CHUNK_COLUMNS} FROM lightrag_doc_chunks "
+            "WHERE workspace = ANY($1::text[]) ORDER BY workspace, id",
+            [WORKSPACE, odd],
+        ))
+
+    got = world.run(rows())
+    assert len(got) > 50
+    for row in got:
+        new, old = chunk_from_row(row), _old_chunk(row)
+        assert new == old, row["id"]
+        assert list(new.metadata) == list(old.metadata), row["id"]

@@ -38,13 +38,15 @@ R = TypeVar("R")
 NODES_BY_ID = """SELECT id, properties::text AS properties FROM lightrag_graph_nodes
     WHERE workspace = $1 AND namespace = $2 AND id = ANY($3::text[])"""
 
-NODE_DEGREES = """SELECT id, COUNT(*) AS degree FROM (
-        SELECT src_id AS id FROM lightrag_graph_edges
-        WHERE workspace = $1 AND namespace = $2 AND src_id = ANY($3::text[])
-        UNION ALL
-        SELECT tgt_id AS id FROM lightrag_graph_edges
-        WHERE workspace = $1 AND namespace = $2 AND tgt_id = ANY($3::text[])
-    ) sub GROUP BY id"""
+# one index-only count per name and direction, faster than PostgreSQL 16 walking `src_id =
+# ANY(<hundreds of names>)` (10k entities: 3.7 vs 36 ms EXPLAIN ANALYZE for 245 names; a
+# self-loop counts twice (src and tgt), as LightRAG counts it
+NODE_DEGREES = """SELECT n.id,
+        (SELECT count(*) FROM lightrag_graph_edges AS e
+         WHERE e.workspace = $1 AND e.namespace = $2 AND e.src_id = n.id)
+      + (SELECT count(*) FROM lightrag_graph_edges AS e
+         WHERE e.workspace = $1 AND e.namespace = $2 AND e.tgt_id = n.id) AS degree
+    FROM unnest($3::text[]) AS n(id)"""
 
 EDGES_OF_NODES = """SELECT src_id, tgt_id, properties::text AS properties
     FROM lightrag_graph_edges

@@ -49,6 +49,7 @@ from hexrag.adapters.postgres import lightrag_graph_sql as _gsql
 from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._sql import quote_ident
+from hexrag.adapters.postgres.lightrag_rows import CHUNK_COLUMNS, chunk_from_row
 from hexrag.core.errors import ConfigurationError, InvalidQuery
 from hexrag.core.ids import relation_id
 from hexrag.core.model import (
@@ -439,34 +440,6 @@ class LightRAGPgVectorIndex(_LightRAGPg):
             )
 
 
-def _chunk_record(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A row of ``lightrag_doc_chunks`` as ``PGKVStorage.get_by_ids`` returns it."""
-    out = dict(row)
-    for key, empty in (("llm_cache_list", []), ("heading", {}), ("sidecar", {})):
-        value = out.get(key)
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                value = empty
-        if not isinstance(value, type(empty)):
-            value = empty
-        out[key] = value
-    if not out.get("update_time"):
-        out["update_time"] = out.get("create_time", 0)
-    out.pop("id", None)
-    return out
-
-
-# empty JSONB values come back as NULL (read as the empty value without parsing)
-_CHUNK_COLUMNS = """id, tokens, COALESCE(content, '') AS content, chunk_order_index, full_doc_id,
-    file_path, NULLIF(llm_cache_list, '[]'::jsonb)::text AS llm_cache_list,
-    NULLIF(heading, '{}'::jsonb)::text AS heading,
-    NULLIF(sidecar, '{}'::jsonb)::text AS sidecar,
-    EXTRACT(EPOCH FROM create_time)::BIGINT AS create_time,
-    EXTRACT(EPOCH FROM update_time)::BIGINT AS update_time"""
-
-
 class LightRAGPgChunkStore(_LightRAGPg):
     """``lightrag_doc_chunks`` (LightRAG's text chunks) as a :class:`~hexrag.ports.ChunkStore`."""
 
@@ -477,14 +450,6 @@ class LightRAGPgChunkStore(_LightRAGPg):
     ) -> None:
         super().__init__(pool, workspace=workspace, timeout=timeout)
 
-    def _chunk(self, row: Mapping[str, Any]) -> Chunk:
-        record = _chunk_record(row)
-        if not record.get("heading"):
-            record.pop("heading", None)  # LightRAG's {} means "no heading"
-        if not record.get("sidecar"):
-            record.pop("sidecar", None)
-        return chunk_from_kv(row["id"], record)
-
     async def get_chunks(self, ids: Sequence[str]) -> list[Chunk | None]:
         """Chunks in request order, ``None`` for a missing id (one statement)."""
         wanted = list(dict.fromkeys(ids))
@@ -492,12 +457,12 @@ class LightRAGPgChunkStore(_LightRAGPg):
             return []
         rows = await self._fetch(
             "reading lightrag_doc_chunks",
-            f"SELECT {_CHUNK_COLUMNS} FROM lightrag_doc_chunks "
+            f"SELECT {CHUNK_COLUMNS} FROM lightrag_doc_chunks "
             "WHERE workspace = $1 AND id = ANY($2::text[])",
             self._workspace,
             wanted,
         )
-        found = {r["id"]: self._chunk(r) for r in rows}
+        found = {r["id"]: chunk_from_row(r) for r in rows}
         return [found.get(i) for i in ids]
 
     async def count(self) -> int:
@@ -517,14 +482,14 @@ class LightRAGPgChunkStore(_LightRAGPg):
         check_scan_limit(limit)
         rows = await self._fetch(
             "scanning lightrag_doc_chunks",
-            f"""SELECT {_CHUNK_COLUMNS} FROM lightrag_doc_chunks
+            f"""SELECT {CHUNK_COLUMNS} FROM lightrag_doc_chunks
                 WHERE workspace = $1 AND ($2::text IS NULL OR id > $2::text)
                 ORDER BY id LIMIT $3""",
             self._workspace,
             cursor,
             limit,
         )
-        items = [self._chunk(r) for r in rows]
+        items = [chunk_from_row(r) for r in rows]
         return Page(items, items[-1].id if len(items) == limit else None)
 
     async def upsert_chunks(self, chunks: Sequence[Chunk]) -> None:
