@@ -150,3 +150,16 @@ class DocumentStoreContract(ContractGuard):
         for bad in (0, -1, 10**9):
             with pytest.raises(InvalidQuery):
                 await document_store.scan_fragments(None, limit=bad)
+
+    async def test_next_sequence_passes_every_stored_seq(
+        self, document_store: DocumentStore
+    ) -> None:
+        """Rows and fragments copied in with their own sequence numbers (a migration, an
+        import) move the sequence past them: a later insertion sorts after every one."""
+        await document_store.upsert_docs([DocRecord(id="copied", status="processed", seq=41)])
+        assert await document_store.next_sequence() > 41
+        await document_store.add_fragments([_frag("entity", "Zed", "", "cz", 97, 0)])
+        assert await document_store.next_sequence() > 97
+        await document_store.upsert_docs([DocRecord(id="old", status="processed", seq=3)])
+        first = await document_store.next_sequence()
+        assert first > 98 and await document_store.next_sequence() > first  # never back

@@ -85,12 +85,26 @@ class PgDocumentStore(PgAdapter):
             return
         await self._execute(
             f"upserting {len(rows)} documents into {self._docs}",
-            f"""INSERT INTO {self._docs} (id, seq, record)
-                SELECT r.id, r.seq, r.record
-                FROM jsonb_to_recordset($1::text::jsonb) AS r(id text, seq bigint, record jsonb)
-                ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, record = EXCLUDED.record""",
-            rows_document(list(rows.values())),
+            f"""WITH ins AS (
+                    INSERT INTO {self._docs} (id, seq, record)
+                    SELECT r.id, r.seq, r.record
+                    FROM jsonb_to_recordset($1::text::jsonb)
+                        AS r(id text, seq bigint, record jsonb)
+                    ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, record = EXCLUDED.record
+                    RETURNING seq)
+                {self._raise_sequence("ins")}""",
+            rows_document(list(rows.values())), self._seq,
         )
+
+    def _raise_sequence(self, written: str) -> str:
+        # Rows copied in (a migration, an import) carry sequence numbers the sequence never
+        # handed out: move it past the largest, so next_sequence stays larger than every
+        # stored seq ($2 is the sequence's name; never moved back).
+        return f"""SELECT setval($2::regclass, m, true)
+                   FROM (SELECT max(seq) AS m FROM {written}) AS w,
+                        (SELECT last_value, is_called FROM {self._seq}) AS s
+                   WHERE w.m > 0 AND (w.m > s.last_value OR NOT s.is_called)
+                     AND w.m >= s.last_value"""
 
     async def get_docs(self, ids: Sequence[str]) -> list[DocRecord | None]:
         """Rows in request order, ``None`` for a missing id."""
@@ -122,17 +136,20 @@ class PgDocumentStore(PgAdapter):
             return
         await self._execute(
             f"storing {len(rows)} fragments in {self._frags}",
-            f"""INSERT INTO {self._frags}
-                    (chunk_id, pos, kind, src, tgt, doc_id, seq, data, metadata)
-                SELECT r.chunk_id, r.pos, r.kind, r.src, r.tgt, r.doc_id, r.seq, r.data,
-                    coalesce(r.metadata, '{{}}'::jsonb)
-                FROM jsonb_to_recordset($1::text::jsonb) AS r(chunk_id text, pos integer,
-                    kind text, src text, tgt text, doc_id text, seq bigint, data jsonb,
-                    metadata jsonb)
-                ON CONFLICT (chunk_id, pos) DO UPDATE SET kind = EXCLUDED.kind,
-                    src = EXCLUDED.src, tgt = EXCLUDED.tgt, doc_id = EXCLUDED.doc_id,
-                    seq = EXCLUDED.seq, data = EXCLUDED.data, metadata = EXCLUDED.metadata""",
-            rows_document(list(rows.values())),
+            f"""WITH ins AS (
+                    INSERT INTO {self._frags}
+                        (chunk_id, pos, kind, src, tgt, doc_id, seq, data, metadata)
+                    SELECT r.chunk_id, r.pos, r.kind, r.src, r.tgt, r.doc_id, r.seq, r.data,
+                        coalesce(r.metadata, '{{}}'::jsonb)
+                    FROM jsonb_to_recordset($1::text::jsonb) AS r(chunk_id text, pos integer,
+                        kind text, src text, tgt text, doc_id text, seq bigint, data jsonb,
+                        metadata jsonb)
+                    ON CONFLICT (chunk_id, pos) DO UPDATE SET kind = EXCLUDED.kind,
+                        src = EXCLUDED.src, tgt = EXCLUDED.tgt, doc_id = EXCLUDED.doc_id,
+                        seq = EXCLUDED.seq, data = EXCLUDED.data, metadata = EXCLUDED.metadata
+                    RETURNING seq)
+                {self._raise_sequence("ins")}""",
+            rows_document(list(rows.values())), self._seq,
         )
 
     async def fragments_of_chunks(self, chunk_ids: Sequence[str]) -> list[Fragment]:

@@ -21,6 +21,12 @@ def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
+#: ``SET key ARGV[1]`` unless the key already holds a larger number.
+_RAISE = """local c = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) > c then redis.call('SET', KEYS[1], ARGV[1]) end
+return 0"""
+
+
 def _sorted(fragments: list[Fragment]) -> list[Fragment]:
     return sorted(fragments, key=lambda f: (f.seq, f.pos, f.chunk_id))
 
@@ -55,9 +61,22 @@ class RedisDocumentStore(RedisNamespace):
     # -- documents
 
     async def upsert_docs(self, docs: Sequence[DocRecord]) -> None:
-        """Insert or replace status rows (one ``MSET``)."""
-        await self._mset({self.key(d.id): json.dumps(d.to_json(), ensure_ascii=False)
-                          for d in docs}, "upsert_docs")
+        """Insert or replace status rows (one pipeline: ``MSET``, and the sequence raised
+        past the largest ``seq`` written)."""
+        mapping = {self.key(d.id): json.dumps(d.to_json(), ensure_ascii=False) for d in docs}
+        if not mapping:
+            return
+        with translate_errors("upsert_docs"):
+            pipe = self._client.pipeline(transaction=True)
+            pipe.mset(mapping)
+            self._raise_sequence(pipe, max(d.seq for d in docs))
+            await pipe.execute()
+
+    def _raise_sequence(self, pipe: Any, seq: int) -> None:
+        # rows copied in (a migration, an import) carry numbers the sequence never handed
+        # out: move it past the largest, so next_sequence stays larger than every stored seq
+        if seq > 0:
+            pipe.eval(_RAISE, 1, self._seq_key, int(seq))
 
     async def get_docs(self, ids: Sequence[str]) -> list[DocRecord | None]:
         """Rows in request order (one ``MGET``)."""
@@ -107,6 +126,7 @@ class RedisDocumentStore(RedisNamespace):
         old = await self._chunk_fragments(list(new), "add_fragments")
         with translate_errors("add_fragments"):
             pipe = self._client.pipeline(transaction=True)
+            self._raise_sequence(pipe, max(f.seq for f in fragments))
             for chunk_id, by_pos in new.items():
                 merged = {f.pos: f for f in old.get(chunk_id, [])}
                 merged.update(by_pos)
