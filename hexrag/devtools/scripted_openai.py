@@ -643,18 +643,19 @@ class ScriptedOpenAIServer:
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m hexrag.devtools.scripted_openai [--port 8765]``: an offline stand-in for
-    an OpenAI-compatible server, answering extraction, gleaning, summary, keyword and answer
-    prompts deterministically (:func:`hexrag.devtools.scripted_kg.chat_responder`), to try
-    ``hexrag ingest`` / ``hexrag serve`` without a model. Not for real answers."""
+    an OpenAI-compatible server, answering LightRAG's keyword, extraction, gleaning, summary
+    and answer prompts deterministically from the prompt's own text
+    (:func:`hexrag.devtools.standin_llm.standin_responder`), to try ``hexrag ingest`` /
+    ``hexrag query`` / ``hexrag serve`` and the playground without a model. Not a model."""
     import argparse
 
-    from hexrag.devtools.scripted_kg import chat_responder
+    from hexrag.devtools.standin_llm import standin_responder
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--port", type=int, default=8765)
     args = ap.parse_args(argv)
     server = ScriptedOpenAIServer()
-    server.set_chat_responder(chat_responder)
+    server.set_chat_responder(standin_responder)
     server.start(args.port)
     print(f"scripted OpenAI-compatible server on http://127.0.0.1:{server.port}/v1 "
           "(Ctrl-C stops it)", flush=True)
