@@ -26,8 +26,9 @@ times of the migrations (the two copy lanes interleave, so a section's time incl
 on the other lane), counts the target's records against the source's, and a second table:
 the records of every section and whether its digest (count and content checksum, vectors by
 their float32 bytes; computed after the timed copy) is equal on both sides. The parity
-datasets are written with LightRAG's storage classes, not ``ainsert``, so their
-document-side sections are empty.
+datasets are written with LightRAG's storage classes, not ``ainsert``: they hold
+``full_docs``, ``entity_chunks`` and ``relation_chunks`` but no status rows, fragments or
+LLM cache entries.
 
 Usage::
 
@@ -189,9 +190,11 @@ async def _milvus_redis_target(tmp: Path, server: bool = False) -> tuple[Any, An
         from hexrag.adapters.workdir import save_workdir
 
         save_workdir(graph_holder, tmp / "graph_only")  # the graph as LightRAG's GraphML
+        redis_stores = [stores["chunk_store"], stores["cache"], stores["documents"],
+                        *stores["kv"].values()]
+        for s in redis_stores:
+            await s.clear()  # the Redis server keeps data between runs
         for s in [*stores.values(), *stores["kv"].values()]:
-            if hasattr(s, "clear") and s is not stores["graph"]:
-                await s.clear()  # Redis keeps data between runs
             if hasattr(s, "aclose"):
                 await s.aclose()
         if proc is not None:

@@ -255,6 +255,10 @@ class MemoryVectorIndex:
       to date afterwards, so bulk loads do not pay for it.
 
     :meth:`get_vectors` returns the stored, normalised row (same direction as upserted).
+    :meth:`scan_records` and :meth:`export_stored_arrays` return each vector **as stored**
+    (upserted, or read from a file), bit for bit: where normalising changed any bit of a
+    vector, the index keeps that vector beside its normalised row (by id), so a copy or a
+    save never moves a stored vector.
 
     ``tie_order`` says how equal scores are ordered:
 

@@ -18,18 +18,21 @@ Reading is built for large files and a single copy of the vectors:
   ``keep_row_vectors`` (the chunks file), where it is decoded into one float16 array because
   LightRAG's VECTOR chunk picking ranks with exactly those values
   (:mod:`hexrag.adapters.workdir.row_vectors`);
-* the rows are then L2-normalised in place with exactly NanoVectorDB's arithmetic
-  (``row / np.linalg.norm(row)``), so the array equals, bit for bit, the matrix LightRAG holds
-  in memory after loading the same file. A zero row stays zero (NanoVectorDB would make it
-  NaN).
+* with ``normalize`` (the default) the rows are then L2-normalised in place with exactly
+  NanoVectorDB's arithmetic (``row / np.linalg.norm(row)``), so the array equals, bit for bit,
+  the matrix LightRAG holds in memory after loading the same file. A zero row stays zero
+  (NanoVectorDB would make it NaN). The working-directory loader reads the rows as stored
+  (``normalize=False``) and lets the index normalise its query matrix, keeping the stored
+  rows that normalising changes: a save then writes the file's rows back bit for bit.
 
 A file that does not have NanoVectorDB's exact layout is still read, through a plain
 ``json.loads`` (slower, more memory).
 
 Writing produces the bytes ``NanoVectorDB.save`` produces for the same rows and matrix. The
-per-row ``"vector"`` is the kept float16 row when there is one (the chunks file), else it is
-re-emitted from the (normalised) matrix row: a float16 copy of the normalised vector rather
-than of the raw embedding. The two differ only by a positive scale,
+per-row ``"vector"`` is the string a copy carried from another NanoVectorDB file when there is
+one (``VectorRecord.row_vector``, written verbatim), else the kept float16 row (the chunks
+file), else it is re-emitted from the stored matrix row: a float16 copy of the (normalised)
+stored vector rather than of the raw embedding. The two differ only by a positive scale,
 so every cosine LightRAG computes from it (VECTOR chunk picking) is unchanged up to float16
 rounding. It is written as a stored (level 0) zlib stream: float16 embeddings do not compress,
 and LightRAG's ``zlib.decompress`` reads any level.
