@@ -879,6 +879,9 @@ def documents_command(
     stack: Annotated[Path, typer.Option("--stack", help=_STACK_HELP, show_default=False)],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
     workspace: _WorkspaceOption = None,
+    wide: Annotated[bool, typer.Option(
+        "--wide", help="Full ids and file paths (folded); default: one line per document, "
+        "ids shortened.")] = False,
 ) -> None:
     """List the documents of STACK with their status (pending, processing, processed,
     failed with the error), chunk count and file path."""
@@ -895,7 +898,6 @@ def documents_command(
             await opened.aclose()
 
     from rich.console import Console
-    from rich.table import Table
 
     docs = _guarded(lambda: asyncio.run(go()))
     console = Console()
@@ -904,20 +906,9 @@ def documents_command(
             row = {k: v for k, v in d.to_json().items() if k != "content"}
             typer.echo(json.dumps({"id": d.id, **row}, ensure_ascii=False))
         return
-    errors = any(d.error_msg for d in docs)
-    table = Table()
-    table.add_column("id", overflow="fold", min_width=12)
-    table.add_column("status", no_wrap=True)
-    table.add_column("chunks", justify="right")
-    table.add_column("updated (UTC)", no_wrap=True)
-    table.add_column("file_path", overflow="fold", min_width=24)
-    if errors:
-        table.add_column("error", overflow="fold", min_width=16)
-    for d in docs:
-        cells = [d.id, d.status, str(d.chunks_count), d.updated_at[:19].replace("T", " "),
-                 d.file_path]
-        table.add_row(*cells, *([(d.error_msg or "")[:200]] if errors else []))
-    console.print(table)
+    from hexrag.cli_documents_table import documents_table
+
+    console.print(documents_table(docs, wide=wide))
     console.print(f"{len(docs)} documents")
 
 
