@@ -134,6 +134,30 @@ async def _materialise(
     return out
 
 
+async def _fetch_in_order(
+    run: QueryRun, ent_ids: list[str], rel_ids: list[str], later: Sequence[str],
+    base: list[str],
+) -> None:
+    """Fetch the picked entity and relation chunks (and ``later``) in one call, recording
+    missing ids after ``base`` (those recorded before the picks) in the order two calls
+    (entity chunks and ``later``, then relation chunks) would: ``missing_chunk_sample`` stays
+    as it was. Called again after a relation pick was redone, ids only the first pick named
+    are no longer reported missing."""
+    if not ent_ids and not rel_ids:
+        return
+    first = [*ent_ids, *later] if ent_ids else []
+    second = rel_ids if ent_ids else [*rel_ids, *later]
+    await run.fetcher.prefetch([*first, *second])
+    known = run.fetcher.known
+    order = dict.fromkeys(base)
+    for cid in chain(first, second):
+        if cid not in order and known(cid) is None:
+            order[cid] = None
+    missing = run.stats.missing_chunk_ids
+    missing.clear()
+    missing.update(order)
+
+
 async def _in_scope_lists(run: QueryRun, lists: list[list[str]]) -> list[list[str]]:
     """With a scope, drop candidate ids whose chunk is missing or out of scope before picking."""
     if run.scope is None:
@@ -213,22 +237,35 @@ async def recover_chunks(
         later = [v["chunk_id"] for v in vector_chunks]
 
     n_codes = len(cand.ids)
-    entity_chunks: list[tuple[str, Chunk]] = []
+    ent_selected: list[str] = []
     if ent_lists:
         codes, owner = _dedup_and_sort(*cand.ent, n_codes)
-        selected = _pick(run, cand, codes, owner, len(ent_lists), True, picking)
-        if selected:
-            entity_chunks = await _materialise(run, selected, later)
+        ent_selected = _pick(run, cand, codes, owner, len(ent_lists), True, picking)
 
-    relation_chunks: list[tuple[str, Chunk]] = []
-    if rel_raw:
+    def pick_relations(taken_ids: Sequence[str]) -> list[str]:
+        if not rel_raw:
+            return []
         taken = np.zeros(n_codes, dtype=bool)
-        taken[[cand.code[cid] for cid, _ in entity_chunks]] = True
+        taken[[cand.code[cid] for cid in taken_ids]] = True
         codes, owner = _dedup_and_sort(*cand.rel, n_codes, skip=taken)
-        if len(codes):
-            selected = _pick(run, cand, codes, owner, len(rel_raw), False, picking)
-            if selected:
-                relation_chunks = await _materialise(run, selected, later)
+        if not len(codes):
+            return []
+        return _pick(run, cand, codes, owner, len(rel_raw), False, picking)
+
+    # The relation pick skips the entity chunks that were found: picked first on the
+    # assumption that every entity chunk is found, so both are fetched in one chunk-store
+    # call; picked again (rarely) when one was missing or out of scope.
+    ent_unique = list(dict.fromkeys(ent_selected))
+    fallbacks = run.stats.chunk_pick_fallbacks
+    base = list(run.stats.missing_chunk_ids)
+    rel_selected = pick_relations(ent_unique)
+    await _fetch_in_order(run, ent_unique, rel_selected, later, base)
+    entity_chunks = await _materialise(run, ent_selected, later) if ent_selected else []
+    if len(entity_chunks) != len(ent_unique):
+        run.stats.chunk_pick_fallbacks = fallbacks
+        rel_selected = pick_relations([cid for cid, _ in entity_chunks])
+        await _fetch_in_order(run, ent_unique, rel_selected, later, base)
+    relation_chunks = await _materialise(run, rel_selected, later) if rel_selected else []
 
     vec_items: list[ChunkItem] = []
     if vector_chunks:
