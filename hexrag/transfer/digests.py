@@ -14,7 +14,9 @@ is computed by scanning the section once (:mod:`hexrag.transfer.sections`), page
   independent of order, and a record missing, added twice or changed changes it.
 
 :func:`stack_digests` digests every section a stack holds; :func:`compare_digests` lists
-the sections where two digests differ.
+the sections where two digests differ. The LLM cache's corpus-version entry
+(:data:`hexrag.core.versioning.CORPUS_VERSION_KEY`, each stack's answer-cache bookkeeping) is
+not digested.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from hexrag.core.versioning import CORPUS_VERSION_KEY
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, scan_all
 from hexrag.transfer.sections import (
     VECTOR_SECTIONS,
@@ -79,6 +82,8 @@ async def section_digest(
     total = count = 0
     async for page in scan_all(scanner(stores, section), limit=page_size):
         for item in page.items:
+            if section == "llm_cache" and item[0] == CORPUS_VERSION_KEY:
+                continue  # each stack's own answer-cache bookkeeping, not a cached answer
             total = (total + record_digest(section, item)) % _MOD
             count += 1
     return {"count": count, "checksum": f"{total:032x}"}
