@@ -271,7 +271,7 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
     floor_conn = await asyncpg.connect(dsn)
     pick = "WEIGHT"
     parity = parity_settings(pick)
-    default = EngineSettings(kg_chunk_pick_method=pick, related_chunk_number=5,
+    default = EngineSettings(kg_chunk_pick_method="WEIGHT", related_chunk_number=5,
                              cosine_threshold=0.2)
 
     def engine(stores: Any, settings: Any) -> Any:

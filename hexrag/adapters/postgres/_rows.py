@@ -61,6 +61,10 @@ def decode_json(value: Any) -> Any:
     if isinstance(value, str):
         if value == "{}":
             return {}  # the common empty ``properties``/``metadata``: no parser call
+        if value[:1] == '"' and value[-1:] == '"' and "\\" not in value and len(value) > 1:
+            # a JSON string without escapes (PostgreSQL writes non-ASCII characters as
+            # they are and escapes only ``"``, ``\\`` and control characters): its text
+            return value[1:-1]
         return _loads(value)
     if isinstance(value, (bytes, bytearray)):
         return json.loads(value)

@@ -296,9 +296,9 @@ class PgGraphStore(PgAdapter):
         return {name: found[name] for name in wanted if name in found}
 
     async def _degrees(self, names: list[str], action: str) -> dict[str, int]:
-        # ``names`` are distinct. Two counts on the src and tgt indexes (index-only scans
-        # once the table is vacuumed; no heap row is read): a self-loop is counted in both,
-        # so it counts 2.
+        # ``names`` are distinct. Two counts per name on the src and tgt indexes (index-only
+        # scans once the table is vacuumed: no heap row is read; measured faster than one
+        # ``= ANY`` scan per index with a GROUP BY); a self-loop is counted in both: 2.
         e = self._edges
         rows = await self._fetch(
             action,
@@ -334,10 +334,15 @@ class PgGraphStore(PgAdapter):
             return {}
         rows = await self._fetch(
             f"reading edges of {len(wanted)} nodes from {self._edges}",
-            f"""SELECT q.name AS node, {_EDGE_COLUMNS}
-                FROM unnest($1::text[]) AS q(name)
-                JOIN {self._edges} AS e ON e.src = q.name OR e.tgt = q.name
-                ORDER BY q.name, e.gseq, e.seq""",
+            # one index scan per end (a bitmap OR per name costs twice as much); a self-loop
+            # comes from the src side only
+            f"""SELECT * FROM (
+                    SELECT e.src AS node, e.gseq, e.seq, {_EDGE_COLUMNS}
+                    FROM {self._edges} AS e WHERE e.src = ANY($1::text[])
+                    UNION ALL
+                    SELECT e.tgt, e.gseq, e.seq, {_EDGE_COLUMNS}
+                    FROM {self._edges} AS e WHERE e.tgt = ANY($1::text[]) AND e.src <> e.tgt
+                ) AS ends ORDER BY node, gseq, seq""",
             wanted,
         )
         out: dict[str, list[Relation]] = {name: [] for name in wanted}
