@@ -908,7 +908,7 @@ def documents_command(
         return
     from hexrag.cli_documents_table import documents_table
 
-    console.print(documents_table(docs, wide=wide))
+    console.print(documents_table(docs, wide=wide, width=console.width))
     console.print(f"{len(docs)} documents")
 
 
