@@ -235,6 +235,14 @@ async def test_degrees_and_node_edges_equal_the_memory_graph(
         n: [r.id for r in v] for n, v in want.items()
     }
     assert any(r.src_id == r.tgt_id for v in got.values() for r in v)  # self-loops exercised
+    for some in (names, names[3:6], ["n5"], ["absent"]):
+        edges, degrees = await pg.get_node_edges_with_degrees(some)
+        want_edges = await mem.get_node_edges(some)
+        assert {n: [r.id for r in v] for n, v in edges.items()} == {
+            n: [r.id for r in v] for n, v in want_edges.items()
+        }
+        ends = sorted({x for v in want_edges.values() for r in v for x in (r.src_id, r.tgt_id)})
+        assert degrees == await mem.node_degrees(ends)
 
 
 async def test_chunk_lookup_narrowed_to_pairs_equals_the_filtered_lookup(

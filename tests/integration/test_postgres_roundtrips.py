@@ -89,6 +89,11 @@ async def test_one_statement_per_call(
         ("get_node_edges", graph.get_node_edges(names)),
         ("get_edges_by_pairs", graph.get_edges_by_pairs(pairs)),
         ("get_edges_by_chunk_ids", graph.get_edges_by_chunk_ids([f"c{i}" for i in range(n)])),
+        (
+            "get_edges_by_chunk_ids_of_pairs",
+            graph.get_edges_by_chunk_ids_of_pairs([f"c{i}" for i in range(n)], pairs),
+        ),
+        ("get_node_edges_with_degrees", graph.get_node_edges_with_degrees(names)),
         ("count_nodes", graph.count_nodes()),
         ("count_edges", graph.count_edges()),
         ("delete_edges", graph.delete_edges([f"r{i}" for i in range(n)])),

@@ -327,6 +327,44 @@ class PgGraphStore(PgAdapter):
         found = await self._degrees(names, f"counting degrees of {len(wanted)} pairs")
         return {(a, b): found.get(a, 0) + found.get(b, 0) for a, b in wanted}
 
+    def _node_edges_sql(self, with_degrees: bool) -> str:
+        # one index scan per end (a bitmap OR per name costs twice as much); a self-loop
+        # comes from the src side only
+        e = self._edges
+        found = f"""SELECT e.src AS node, e.gseq, e.seq, {_EDGE_COLUMNS}
+                FROM {e} AS e WHERE e.src = ANY($1::text[])
+                UNION ALL
+                SELECT e.tgt, e.gseq, e.seq, {_EDGE_COLUMNS}
+                FROM {e} AS e WHERE e.tgt = ANY($1::text[]) AND e.src <> e.tgt"""
+        if not with_degrees:
+            return f"SELECT * FROM ({found}) AS ends ORDER BY node, gseq, seq"
+        # each distinct end's degree once (two index-only counts, as ``_degrees``), joined
+        # to the rows of its edges
+        return f"""WITH found AS MATERIALIZED ({found}),
+                ends AS (SELECT src AS name FROM found UNION SELECT tgt FROM found),
+                deg AS MATERIALIZED (
+                    SELECT ends.name,
+                        (SELECT count(*) FROM {e} AS s WHERE s.src = ends.name)
+                        + (SELECT count(*) FROM {e} AS t WHERE t.tgt = ends.name) AS degree
+                    FROM ends
+                )
+            SELECT found.*, ds.degree AS src_degree, dt.degree AS tgt_degree
+            FROM found
+            JOIN deg AS ds ON ds.name = found.src
+            JOIN deg AS dt ON dt.name = found.tgt
+            ORDER BY found.node, found.gseq, found.seq"""
+
+    @staticmethod
+    def _group_edges(wanted: list[str], rows: list[Any]) -> dict[str, list[Relation]]:
+        out: dict[str, list[Relation]] = {name: [] for name in wanted}
+        built: dict[str, Relation] = {}  # an edge between two requested names: built once
+        for row in rows:
+            rel = built.get(row["id"])
+            if rel is None:
+                rel = built[row["id"]] = row_to_relation(row)
+            out[row["node"]].append(rel)
+        return out
+
     async def get_node_edges(self, names: Sequence[str]) -> dict[str, list[Relation]]:
         """Each name's relations in the port's edge order (``[]`` for none)."""
         wanted = list(dict.fromkeys(names))
@@ -334,21 +372,30 @@ class PgGraphStore(PgAdapter):
             return {}
         rows = await self._fetch(
             f"reading edges of {len(wanted)} nodes from {self._edges}",
-            # one index scan per end (a bitmap OR per name costs twice as much); a self-loop
-            # comes from the src side only
-            f"""SELECT * FROM (
-                    SELECT e.src AS node, e.gseq, e.seq, {_EDGE_COLUMNS}
-                    FROM {self._edges} AS e WHERE e.src = ANY($1::text[])
-                    UNION ALL
-                    SELECT e.tgt, e.gseq, e.seq, {_EDGE_COLUMNS}
-                    FROM {self._edges} AS e WHERE e.tgt = ANY($1::text[]) AND e.src <> e.tgt
-                ) AS ends ORDER BY node, gseq, seq""",
+            self._node_edges_sql(with_degrees=False),
             wanted,
         )
-        out: dict[str, list[Relation]] = {name: [] for name in wanted}
+        return self._group_edges(wanted, rows)
+
+    async def get_node_edges_with_degrees(
+        self, names: Sequence[str]
+    ) -> tuple[dict[str, list[Relation]], dict[str, int]]:
+        """:meth:`get_node_edges` and the degree of every endpoint of those edges, in one
+        statement (:class:`~hexrag.ports.graph_store.NodeEdgesWithDegrees`): local mode
+        ranks each edge by ``degree(a) + degree(b)`` right after reading it."""
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return {}, {}
+        rows = await self._fetch(
+            f"reading edges and degrees of {len(wanted)} nodes from {self._edges}",
+            self._node_edges_sql(with_degrees=True),
+            wanted,
+        )
+        degrees: dict[str, int] = {}
         for row in rows:
-            out[row["node"]].append(row_to_relation(row))
-        return out
+            degrees[row["src"]] = int(row["src_degree"])
+            degrees[row["tgt"]] = int(row["tgt_degree"])
+        return self._group_edges(wanted, rows), degrees
 
     async def get_edges_by_pairs(
         self, pairs: Sequence[tuple[str, str]]
