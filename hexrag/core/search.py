@@ -19,7 +19,7 @@ from hexrag.core.run import EntityItem, QueryRun, RelationItem, Stores
 from hexrag.core.scope import chunk_in_scope, record_sources, sources_verdict
 from hexrag.core.source_ids import parse_source_ids
 from hexrag.ports import Embedder, VectorIndex
-from hexrag.ports.graph_store import PairEdgesByChunk
+from hexrag.ports.graph_store import NodeEdgesWithDegrees, PairEdgesByChunk
 
 __all__ = ["SearchResult", "perform_search", "relation_key"]
 
@@ -134,7 +134,12 @@ async def _local(
         return [], []
 
     order = list(dict.fromkeys(e.name for e in entities))
-    edges_by_node = await stores.graph.get_node_edges(order)
+    graph = stores.graph
+    end_degrees: dict[str, int] | None = None
+    if isinstance(graph, NodeEdgesWithDegrees):  # the edges and their ends' degrees at once
+        edges_by_node, end_degrees = await graph.get_node_edges_with_degrees(order)
+    else:
+        edges_by_node = await graph.get_node_edges(order)
     picked: list[Relation] = []
     picked_pairs: list[tuple[str, str]] = []
     seen: set[Hashable] = set()
@@ -149,7 +154,11 @@ async def _local(
                 picked_pairs.append(pair)
     if not picked:
         return entities, []
-    edge_degrees = await stores.graph.edge_degrees(list(dict.fromkeys(picked_pairs)))
+    if end_degrees is None:
+        edge_degrees = await graph.edge_degrees(list(dict.fromkeys(picked_pairs)))
+    else:
+        end = end_degrees.get
+        edge_degrees = {(a, b): end(a, 0) + end(b, 0) for a, b in dict.fromkeys(picked_pairs)}
     degree = edge_degrees.get
     relations = [
         RelationItem(
@@ -192,32 +201,41 @@ async def _global(
     if not hits:
         return [], []
 
-    resolved: list[list[Relation]] = [[] for _ in hits]
-    how: list[str] = ["pair"] * len(hits)
-    if strategy == "chunk":
-        ids_per_hit = [parse_source_ids(h.record.source_id) for h in hits]
-        wanted = list(dict.fromkeys(c for ids in ids_per_hit for c in ids))
-        by_chunk = await _edges_by_chunk(stores, wanted, hits) if wanted else {}
-        for i, (hit, ids) in enumerate(zip(hits, ids_per_hit, strict=True)):
-            a, b = hit.record.src_id, hit.record.tgt_id
-            pair = (a, b) if a <= b else (b, a)  # type: ignore[operator]
-            found: dict[str, Relation] = {}
-            for cid in ids:
-                for rel in by_chunk.get(cid, []):
-                    if rel.pair == pair and rel.id not in found:
-                        found[rel.id] = rel
-            if found:
-                resolved[i] = list(found.values())
-                how[i] = "chunk"
-    fallback = [i for i in range(len(hits)) if not resolved[i]]
-    if fallback:
-        pairs = [(hits[i].record.src_id, hits[i].record.tgt_id) for i in fallback]
-        by_pair = await stores.graph.get_edges_by_pairs(pairs)  # type: ignore[arg-type]
-        for i, pair in zip(fallback, pairs, strict=True):
-            rels = by_pair.get(pair, [])  # type: ignore[arg-type]
-            if rels:
-                resolved[i] = [rels[0]]  # LightRAG keeps one edge per pair
-                how[i] = "pair"
+    async def resolve() -> tuple[list[list[Relation]], list[str]]:
+        resolved: list[list[Relation]] = [[] for _ in hits]
+        how: list[str] = ["pair"] * len(hits)
+        if strategy == "chunk":
+            ids_per_hit = [parse_source_ids(h.record.source_id) for h in hits]
+            wanted = list(dict.fromkeys(c for ids in ids_per_hit for c in ids))
+            by_chunk = await _edges_by_chunk(stores, wanted, hits) if wanted else {}
+            for i, (hit, ids) in enumerate(zip(hits, ids_per_hit, strict=True)):
+                a, b = hit.record.src_id, hit.record.tgt_id
+                pair = (a, b) if a <= b else (b, a)  # type: ignore[operator]
+                found: dict[str, Relation] = {}
+                for cid in ids:
+                    for rel in by_chunk.get(cid, []):
+                        if rel.pair == pair and rel.id not in found:
+                            found[rel.id] = rel
+                if found:
+                    resolved[i] = list(found.values())
+                    how[i] = "chunk"
+        fallback = [i for i in range(len(hits)) if not resolved[i]]
+        if fallback:
+            pairs = [(hits[i].record.src_id, hits[i].record.tgt_id) for i in fallback]
+            by_pair = await stores.graph.get_edges_by_pairs(pairs)  # type: ignore[arg-type]
+            for i, pair in zip(fallback, pairs, strict=True):
+                rels = by_pair.get(pair, [])  # type: ignore[arg-type]
+                if rels:
+                    resolved[i] = [rels[0]]  # LightRAG keeps one edge per pair
+                    how[i] = "pair"
+        return resolved, how
+
+    # the endpoints' nodes are read while the edges are resolved (one round trip less;
+    # those of a hit that resolves to no edge are read for nothing)
+    ends = list(dict.fromkeys(n for h in hits for n in (h.record.src_id, h.record.tgt_id)))
+    (resolved, how), end_nodes = await asyncio.gather(
+        resolve(), stores.graph.get_nodes(ends)  # type: ignore[arg-type]
+    )
 
     relations: list[RelationItem] = []
     for hit, rels, h in zip(hits, resolved, how, strict=True):
@@ -252,7 +270,7 @@ async def _global(
             if n not in seen:
                 seen.add(n)
                 names.append(n)
-    nodes = await stores.graph.get_nodes(names)
+    nodes = end_nodes
     entities = [
         EntityItem(
             entity=nodes[n],

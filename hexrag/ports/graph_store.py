@@ -102,3 +102,16 @@ class PairEdgesByChunk(Protocol):
         relations joining one of ``pairs`` (either orientation), in the same order; a chunk
         id left with no relation is absent."""
         ...
+
+
+@runtime_checkable
+class NodeEdgesWithDegrees(Protocol):
+    """Optional: a node's edges and the degrees of their endpoints in one round trip (local
+    mode ranks each edge by ``degree(a) + degree(b)`` right after reading it)."""
+
+    async def get_node_edges_with_degrees(
+        self, names: Sequence[str]
+    ) -> tuple[dict[str, list[Relation]], dict[str, int]]:
+        """``get_node_edges(names)`` and ``node_degrees`` of every endpoint of those edges
+        (a name absent from the second map has degree 0)."""
+        ...

@@ -349,3 +349,21 @@ def test_chunk_rows_decode_as_the_two_step_conversion(world: World) -> None:
         new, old = chunk_from_row(row), _old_chunk(row)
         assert new == old, row["id"]
         assert list(new.metadata) == list(old.metadata), row["id"]
+
+
+@pytest.mark.parametrize("ws", [WORKSPACE, NASTY])
+def test_node_edges_with_degrees_equal_the_two_reads(world: World, ws: str) -> None:
+    graph = world.stores[ws]["graph"]
+    pairs = world.run(_hit_pairs(world, WORKSPACE))
+    names = list(dict.fromkeys(n for a, b, _ in pairs for n in (a, b)))[:40]
+    names += ["no such entity", names[0]]
+    edges, degrees = world.run(graph.get_node_edges_with_degrees(names))
+    assert edges == world.run(graph.get_node_edges(names))
+    ends = list(dict.fromkeys(n for rels in edges.values() for r in rels
+                              for n in (r.src_id, r.tgt_id)))
+    assert len(ends) > len(names)
+    assert degrees == world.run(graph.node_degrees(ends))
+    if ws == NASTY:  # the self-loops count twice
+        loops = [a for a, _, _ in pairs[3::4] if a in names]
+        assert loops and all(degrees[a] >= 2 for a in loops)
+    assert world.run(graph.get_node_edges_with_degrees([])) == ({}, {})

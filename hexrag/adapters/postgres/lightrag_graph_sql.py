@@ -27,6 +27,7 @@ __all__ = [
     "EDGES_BY_CHUNK_IDS_OF_PAIRS",
     "EDGES_BY_PAIRS",
     "EDGES_OF_NODES",
+    "EDGES_OF_NODES_WITH_DEGREES",
     "NODES_BY_ID",
     "NODE_DEGREES",
     "both_orientations",
@@ -52,6 +53,25 @@ EDGES_OF_NODES = """SELECT src_id, tgt_id, properties::text AS properties
     FROM lightrag_graph_edges
     WHERE workspace = $1 AND namespace = $2
       AND (src_id = ANY($3::text[]) OR tgt_id = ANY($3::text[]))"""
+
+# the edges of the names, then one row per endpoint with its degree (counted as NODE_DEGREES
+# counts): local mode's edges and their ranks in one round trip; kind 0 = edge, 1 = degree
+EDGES_OF_NODES_WITH_DEGREES = """WITH e AS MATERIALIZED (
+        SELECT src_id, tgt_id, properties FROM lightrag_graph_edges
+        WHERE workspace = $1 AND namespace = $2
+          AND (src_id = ANY($3::text[]) OR tgt_id = ANY($3::text[]))
+    ), ends AS (
+        SELECT src_id AS id FROM e UNION SELECT tgt_id FROM e
+    )
+    SELECT 0 AS kind, src_id, tgt_id, properties::text AS properties, NULL::bigint AS degree
+    FROM e
+    UNION ALL
+    SELECT 1, n.id, NULL, NULL,
+        (SELECT count(*) FROM lightrag_graph_edges AS x
+         WHERE x.workspace = $1 AND x.namespace = $2 AND x.src_id = n.id)
+      + (SELECT count(*) FROM lightrag_graph_edges AS x
+         WHERE x.workspace = $1 AND x.namespace = $2 AND x.tgt_id = n.id)
+    FROM ends AS n"""
 
 EDGES_BY_PAIRS = """SELECT src_id, tgt_id, properties::text AS properties
     FROM lightrag_graph_edges

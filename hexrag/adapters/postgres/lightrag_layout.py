@@ -659,13 +659,25 @@ class LightRAGPgGraphStore(_LightRAGPg):
         wanted = list(dict.fromkeys(names))
         if not wanted:
             return {}
-        rows = await self._fetch(
-            "reading edges of lightrag_graph_edges",
-            _gsql.EDGES_OF_NODES,
-            self._workspace,
-            self._graph_ns,
-            wanted,
-        )
+        rows = await self._fetch("reading edges of lightrag_graph_edges", _gsql.EDGES_OF_NODES,
+                                 self._workspace, self._graph_ns, wanted)
+        return self._edges_by_node(wanted, rows)
+
+    async def get_node_edges_with_degrees(
+        self, names: Sequence[str]
+    ) -> tuple[dict[str, list[Relation]], dict[str, int]]:
+        """:meth:`get_node_edges` and the degree of every endpoint of those edges, in one
+        statement (:class:`~hexrag.ports.graph_store.NodeEdgesWithDegrees`)."""
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return {}, {}
+        rows = await self._fetch("reading edges and degrees of lightrag_graph_edges",
+                                 _gsql.EDGES_OF_NODES_WITH_DEGREES, self._workspace,
+                                 self._graph_ns, wanted)
+        degrees = {r["src_id"]: int(r["degree"]) for r in rows if r["kind"]}
+        return self._edges_by_node(wanted, [r for r in rows if not r["kind"]]), degrees
+
+    def _edges_by_node(self, wanted: list[str], rows: list[Any]) -> dict[str, list[Relation]]:
         out: dict[str, list[tuple[str, Relation]]] = {n: [] for n in wanted}
         for r in rows:
             rel = self._relation(r["src_id"], r["tgt_id"], r["properties"])
