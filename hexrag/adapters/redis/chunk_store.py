@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters.redis._base import RedisNamespace
+from hexrag.adapters.redis._fastjson import fast_decode_object
 from hexrag.adapters.redis._scan import scan_page
 from hexrag.adapters.redis.convert import chunk_from_json, chunk_to_json
 from hexrag.core.model import Chunk
@@ -64,7 +65,7 @@ class RedisChunkStore(RedisNamespace):
         ids = list(ids)
         raw = await self._mget(ids, "get_chunks")
         return [
-            None if value is None else chunk_from_json(i, value)
+            None if value is None else chunk_from_json(i, fast_decode_object(value, key=i))
             for i, value in zip(ids, raw, strict=True)
         ]
 

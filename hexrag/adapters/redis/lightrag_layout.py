@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hexrag.adapters.redis._base import RedisNamespace
+from hexrag.adapters.redis._fastjson import fast_decode_object
 from hexrag.adapters.redis._scan import scan_page
 from hexrag.adapters.redis.convert import decode_object
 from hexrag.core.errors import ConfigurationError
@@ -115,8 +116,10 @@ class LightRAGRedisChunkStore(_LightRAGRedis):
         """Chunks in request order, ``None`` for a missing id (one ``MGET``)."""
         ids = list(ids)
         raw = await self._mget(ids, "get_chunks")
+        chunk = self._chunk
+        prefix = self._prefix
         return [
-            None if value is None else self._chunk(i, decode_object(value, key=self.key(i)))
+            None if value is None else chunk(i, fast_decode_object(value, key=prefix + i))
             for i, value in zip(ids, raw, strict=True)
         ]
 
@@ -166,7 +169,7 @@ class LightRAGRedisCache(_LightRAGRedis):
         keys = list(keys)
         raw = await self._mget(keys, "get_many")
         return [
-            None if value is None else decode_object(value, key=self.key(k))
+            None if value is None else fast_decode_object(value, key=self.key(k))
             for k, value in zip(keys, raw, strict=True)
         ]
 
