@@ -43,7 +43,7 @@ _CHUNK_VECTOR_READS = {"get", "get_vectors", "score_ids"}
 _STATEMENT_METHODS = ("_fetch", "_fetchval", "_execute")
 _GRAPH_READS = (
     "get_nodes", "node_degrees", "edge_degrees", "get_node_edges", "get_edges_by_pairs",
-    "get_edges_by_chunk_ids", "get_edges_by_chunk_ids_of_pairs",
+    "get_edges_by_chunk_ids", "get_edges_by_chunk_ids_of_pairs", "get_node_edges_with_degrees",
 )
 
 
