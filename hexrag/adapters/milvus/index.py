@@ -413,7 +413,10 @@ class MilvusVectorIndex:
         elif self._index_type == "IVF_FLAT":
             params.setdefault("nprobe", 16)
         radius = self._threshold - _SCORE_EPS
-        if radius > -1.0:
+        if radius > -1.0 and self._index_type != "FLAT":
+            # An exact index gains nothing from a range search: the best ``limit`` rows are
+            # the same, the threshold is applied here after re-scoring, and Milvus Lite
+            # materialises five times ``limit`` rows for a range search.
             params["radius"] = radius
         return {"metric_type": "COSINE", "params": params}
 
