@@ -145,8 +145,13 @@ def test_stored_text_is_shown_as_text(browser: Any, served: LiveServer) -> None:
         window.hexrag.showDetail({id: 'x', label: '<b>x</b>', kind: 'entity',
             record: {description: '<img src=y onerror="window.pwned=2">', source_id: 'c1'}});
     }""")
+    page.evaluate("""() => window.hexrag.renderAnswer(
+        '**<img src=z onerror="window.pwned=3">**\\n- <b>y</b> `<i>c</i>`\\n### <u>h</u>')""")
     page.wait_for_timeout(200)
     assert page.evaluate("window.pwned === undefined")
+    assert page.inner_text("#answer strong") == '<img src=z onerror="window.pwned=3">'
+    assert page.inner_text("#answer li") == "<b>y</b> <i>c</i>"
+    assert page.inner_text("#answer h5") == "<u>h</u>"
     text = page.inner_text("#detail")
     assert "<img src=x" in text and '<img src=y onerror="window.pwned=2">' in text
     assert "<b>x</b>" in text

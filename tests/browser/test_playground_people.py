@@ -233,8 +233,9 @@ def test_references_and_legend(browser: Any, demo: LiveServer) -> None:
     box_text = page.inner_text("#answer-box")
     for marker in ("product_id:", "category:", "source:", "<SEP>"):
         assert marker not in box_text
+    refs_text = page.inner_text("#references")
     for r in refs:  # numbered once: no list marker beside the [n]
-        assert box_text.count(f"[{r['reference_id']}]") == 1
+        assert refs_text.count(f"[{r['reference_id']}]") == 1
     assert page.evaluate("getComputedStyle(document.querySelector('#references li'))"
                          ".listStyleType") == "none"
 

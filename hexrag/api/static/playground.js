@@ -453,6 +453,51 @@ function showInfo(data) {
   box.appendChild(table);
 }
 
+// ---- the answer: LightRAG's answers are Markdown; a small safe subset is drawn (headings,
+// lists, paragraphs, **bold**, `code`), every piece of text inserted as text --------------------
+
+function inline(parent, text) {
+  const parts = String(text).split(/(\*\*[^*]+\*\*|`[^`]+`)/);
+  for (const part of parts) {
+    if (!part) continue;
+    if (part.startsWith("**") && part.endsWith("**") && part.length > 4) {
+      parent.appendChild(el("strong", part.slice(2, -2)));
+    } else if (part.startsWith("`") && part.endsWith("`") && part.length > 2) {
+      parent.appendChild(el("code", part.slice(1, -1)));
+    } else {
+      parent.appendChild(document.createTextNode(part));
+    }
+  }
+  return parent;
+}
+
+function renderAnswer(text) {
+  const box = $("answer");
+  box.replaceChildren();
+  let list = null;
+  let para = null;
+  for (const raw of String(text).split("\n")) {
+    const line = raw.trimEnd();
+    const heading = /^(#{1,6})\s+(.*)$/.exec(line);
+    const item = /^\s*(?:[-*+]|\d+[.)])\s+(.*)$/.exec(line);
+    if (heading) {
+      list = para = null;
+      box.appendChild(inline(el("h" + Math.min(6, heading[1].length + 2)), heading[2]));
+    } else if (item) {
+      para = null;
+      if (!list) list = box.appendChild(el("ul"));
+      list.appendChild(inline(el("li"), item[1]));
+    } else if (!line.trim()) {
+      list = para = null;
+    } else {
+      list = null;
+      if (para) para.appendChild(document.createTextNode("\n"));
+      else para = box.appendChild(el("p"));
+      inline(para, line);
+    }
+  }
+}
+
 // ---- the query -----------------------------------------------------------------------------
 
 async function stream(body) {
@@ -478,7 +523,7 @@ async function stream(body) {
       if (!line) continue;
       const msg = JSON.parse(line);
       if (msg.references) renderReferences(msg.references);
-      if (msg.response) { state.answer += msg.response; answer.textContent = state.answer; }
+      if (msg.response) { state.answer += msg.response; renderAnswer(state.answer); }
       if (msg.error) throw new Error(msg.error);
       if (msg.status === "done") state.streamDone = true;
     }
@@ -529,7 +574,8 @@ async function run() {
   }
 }
 
-Object.assign(window.hexrag, { showDetail, decodeFilePath, labelPx, fitView, zoomBy });
+Object.assign(window.hexrag, { showDetail, decodeFilePath, labelPx, fitView, zoomBy,
+                               renderAnswer });
 $("api-key").value = localStorage.getItem("hexrag-api-key") || "";
 $("api-key").addEventListener("change", () => {
   localStorage.setItem("hexrag-api-key", $("api-key").value.trim());
