@@ -227,6 +227,11 @@ async def test_degrees_and_node_edges_equal_the_memory_graph(
     pg, mem, rels = await _graphs(pg_pool, pg_schema)
     names = [*sorted({r.src_id for r in rels} | {r.tgt_id for r in rels}), "absent"]
     assert await pg.node_degrees(names) == await mem.node_degrees(names)
+    for some in (names, [*names[2:5], "absent", names[2]], ["absent"]):
+        nodes, degrees = await pg.get_nodes_with_degrees(some)
+        assert nodes == await mem.get_nodes(some)
+        assert list(nodes) == [n for n in dict.fromkeys(some) if n != "absent"]
+        assert degrees == await mem.node_degrees(some)
     pairs = [(r.src_id, r.tgt_id) for r in rels] + [("absent", "n1")]
     assert await pg.edge_degrees(pairs) == await mem.edge_degrees(pairs)
     want = await mem.get_node_edges(names)

@@ -94,6 +94,7 @@ async def test_one_statement_per_call(
             graph.get_edges_by_chunk_ids_of_pairs([f"c{i}" for i in range(n)], pairs),
         ),
         ("get_node_edges_with_degrees", graph.get_node_edges_with_degrees(names)),
+        ("get_nodes_with_degrees", graph.get_nodes_with_degrees(names)),
         ("count_nodes", graph.count_nodes()),
         ("count_edges", graph.count_edges()),
         ("delete_edges", graph.delete_edges([f"r{i}" for i in range(n)])),

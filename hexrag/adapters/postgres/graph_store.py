@@ -26,6 +26,10 @@ _NODE_COLUMNS = (
     "name, entity_type, description, source_id::text AS source_id, file_path, created_at, "
     "properties::text AS properties"
 )
+_NODE_COLUMNS_N = (
+    "n.name, n.entity_type, n.description, n.source_id::text AS source_id, n.file_path, "
+    "n.created_at, n.properties::text AS properties"
+)
 _EDGE_COLUMNS = (
     "e.id, e.src, e.tgt, e.description, e.keywords, e.weight, e.source_id::text AS source_id, "
     "e.file_path, e.created_at, e.properties::text AS properties"
@@ -294,6 +298,31 @@ class PgGraphStore(PgAdapter):
         )
         found = {row["name"]: row_to_entity(row) for row in rows}
         return {name: found[name] for name in wanted if name in found}
+
+    async def get_nodes_with_degrees(
+        self, names: Sequence[str]
+    ) -> tuple[dict[str, Entity], dict[str, int]]:
+        """:meth:`get_nodes` and :meth:`node_degrees` of ``names`` in one statement
+        (:class:`~hexrag.ports.graph_store.NodesWithDegrees`)."""
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return {}, {}
+        e = self._edges
+        rows = await self._fetch(
+            f"reading {len(wanted)} nodes and degrees from {self._nodes}",
+            f"""SELECT q.name AS wanted, n.name IS NOT NULL AS found, {_NODE_COLUMNS_N},
+                    (SELECT count(*) FROM {e} AS s WHERE s.src = q.name)
+                    + (SELECT count(*) FROM {e} AS t WHERE t.tgt = q.name) AS degree
+                FROM unnest($1::text[]) AS q(name)
+                LEFT JOIN {self._nodes} AS n ON n.name = q.name""",
+            wanted,
+        )
+        found = {row["wanted"]: row_to_entity(row) for row in rows if row["found"]}
+        degrees = {row["wanted"]: int(row["degree"]) for row in rows}
+        return (
+            {name: found[name] for name in wanted if name in found},
+            {name: degrees.get(name, 0) for name in wanted},
+        )
 
     async def _degrees(self, names: list[str], action: str) -> dict[str, int]:
         # ``names`` are distinct. Two counts per name on the src and tgt indexes (index-only
