@@ -418,6 +418,8 @@ async def open_stack(
     progress: Progress | None = None,
     workspace: str | None = None,
     read_only: bool = False,
+    llm: LLM | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> App:
     """Open the stack ``spec`` describes (in ``workspace``, through
     :func:`hexrag.config.workspace_config`; a working directory's ``<dir>/<workspace>/``).
@@ -427,7 +429,9 @@ async def open_stack(
     it such a path is :class:`~hexrag.core.errors.NotFound`. The embedder is the one the
     stack records (:mod:`hexrag.manifests`); ``embedder`` (an object or a spec) names one,
     which must be the recorded model. Nothing is written until :meth:`App.record_model`
-    and :meth:`App.commit`; ``read_only``: see :func:`build_stack`.
+    and :meth:`App.commit`; ``read_only``: see :func:`build_stack`. ``llm`` replaces the
+    configured LLM; ``settings`` (:class:`~hexrag.core.model.EngineSettings` fields) go over
+    the TOML's ``[settings]``.
     """
     path = Path(spec).expanduser()
     say = progress or (lambda _m: None)
@@ -436,34 +440,43 @@ async def open_stack(
 
         validate_workspace(workspace)
     if _is_config(path):
-        return await _open_config(path, embedder, say, workspace, read_only)
+        return await _open_config(path, embedder, say, workspace, read_only, llm, settings)
     return await _open_workdir(path / workspace if workspace else path, create_dim, embedder,
-                               say, workspace or "")
+                               say, workspace or "", llm, settings)
 
 
 async def _open_config(path: Path, embedder: Embedder | str | None, say: Progress,
-                       workspace: str | None = None, read_only: bool = False) -> App:
+                       workspace: str | None = None, read_only: bool = False,
+                       llm: LLM | None = None,
+                       settings: Mapping[str, Any] | None = None) -> App:
     from hexrag.config import load_config, workspace_config
 
     named = {"embedder": embedder} if isinstance(embedder, str) else {}
     config = workspace_config(load_config(path, **named), workspace)
+    if settings:
+        config = config.model_copy(update={"settings": {**config.settings, **settings}})
     app = await build_stack(config, embedder=None if isinstance(embedder, str) else embedder,
-                            progress=say, read_only=read_only)
+                            progress=say, read_only=read_only, llm=llm)
     app.description = str(path)
     return app
 
 
 async def _open_workdir(
     path: Path, create_dim: int | None, embedder: Embedder | str | None, say: Progress,
-    workspace: str = "",
+    workspace: str = "", llm: LLM | None = None, settings: Mapping[str, Any] | None = None,
 ) -> App:
     from hexrag.adapters.memory import HashingEmbedder
     from hexrag.adapters.workdir import empty_workdir_stack, load_workdir
     from hexrag.adapters.workdir.manifest import WorkdirManifestStore
     from hexrag.adapters.workdir.stack import QUERY_FILES
+    from hexrag.env import engine_settings
 
+    engine_config = engine_settings(**dict(settings or {}))
     closers: list[Callable[[], Awaitable[None]]] = []
     spec: str | None = None
+    adaptive = isinstance(embedder, str) and embedder.strip().lower() == "hashing"
+    if adaptive:
+        embedder = None  # the hashing model adapts to the stored vectors: named after loading
     if isinstance(embedder, str):
         spec = embedder
         embedder = await resolve_spec(spec)
@@ -476,9 +489,15 @@ async def _open_workdir(
     existing = path.is_dir() and any(
         (path / name).is_file() for name in QUERY_FILES
     )
+    # the model's dimension is checked against the files before anything large is decoded
+    expected = (embedder.dim if embedder is not None
+                else recorded.embedding_dim if recorded is not None else None)
     if existing:
         say(f"loading LightRAG working directory {path}")
-        wd = await asyncio.to_thread(load_workdir, path, require_complete=True)
+        wd = await asyncio.to_thread(
+            load_workdir, path, require_complete=True, embedder_dim=expected,
+            cosine_threshold=engine_config.cosine_threshold,
+        )
     elif create_dim is not None:
         if path.exists() and not path.is_dir():
             raise ConfigurationError(f"{path} exists and is not a directory")
@@ -489,12 +508,16 @@ async def _open_workdir(
     else:
         if not path.exists():
             raise NotFound(f"no such stack: {path} (a stack TOML file or a LightRAG directory)")
-        wd = await asyncio.to_thread(load_workdir, path, require_complete=True)
+        wd = await asyncio.to_thread(
+            load_workdir, path, require_complete=True, embedder_dim=expected,
+            cosine_threshold=engine_config.cosine_threshold,
+        )
 
     async def default() -> Embedder:
         return HashingEmbedder(wd.embedding_dim)
 
-    model, chosen, known = await choose_embedder(recorded, embedder, where=str(path),
+    named: Embedder | str | None = f"hashing:{wd.embedding_dim}" if adaptive else embedder
+    model, chosen, known = await choose_embedder(recorded, named, where=str(path),
                                                  default=default)
     if model.dim != wd.embedding_dim:
         raise ConfigurationError(
@@ -507,8 +530,8 @@ async def _open_workdir(
     stack_model = StackModel(store, recorded, current, known=known, where=str(path))
     stores = StackStores(**wd.stack_stores(), embedding_model=stack_model.embedding_model,
                          manifest=store)
-    engine = compose_engine(wd.engine_stores(), embedder=model, cache=None,
-                            fragments=wd.documents)
+    engine = compose_engine(wd.engine_stores(), embedder=model, llm=llm,
+                            settings=engine_config, fragments=wd.documents)
     return App(
         stores=stores, engine=engine, model=stack_model, description=str(path),
         workdir=path, workdir_stack=wd, closers=[("embedder", c) for c in closers],

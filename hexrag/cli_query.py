@@ -1,10 +1,10 @@
-"""``hexrag query``'s work: opening the stack (a LightRAG working directory, or a stack TOML
-through :func:`hexrag.bootstrap.build_stack`), the recorded embedder, and rendering the
-answer, context, prompt or data JSON (:mod:`hexrag.cli` parses the options)."""
+"""``hexrag query``'s work: opening the stack (a LightRAG working directory or a stack TOML,
+through :func:`hexrag.bootstrap.open_stack` like every command: the recorded embedder, the
+TOML's models, the CLI's engine settings over its ``[settings]``) and rendering the answer,
+context, prompt or data JSON (:mod:`hexrag.cli` parses the options)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -28,84 +28,38 @@ async def run_query_command(
     models: Any = None,
     stream: bool = False,
 ) -> str:
+    """Run ``hexrag query`` on the stack ``workdir`` (a directory or a TOML) and return what
+    to print (``output``: answer, context, prompt or json; ``models``: the ``--llm``
+    configuration for answers)."""
     from pydantic import ValidationError
 
     from hexrag.env import engine_settings, query_param
 
     try:
         param = query_param(**param_fields)
-        settings = engine_settings(**settings_fields)
+        engine_settings(**settings_fields)  # invalid values fail before anything loads
     except ValidationError as exc:
         raise InvalidQuery(_validation_message(exc)) from None
-    if workdir.suffix.lower() == ".toml":
-        return await _query_toml(query, workdir, workspace, spec, output, param,
-                                 settings_fields, models=models, stream=stream)
     from rich.console import Console
 
-    from hexrag.adapters.workdir import resolve_workdir
-    from hexrag.adapters.workdir.manifest import WorkdirManifestStore
-    from hexrag.bootstrap import build_llm, compose_engine
-    from hexrag.embedders import aresolve_embedder
-    from hexrag.manifests import choose_embedder
+    from hexrag.bootstrap import build_llm, open_stack
 
-    directory = resolve_workdir(workdir, workspace)  # fails before any model loads
-    recorded = await WorkdirManifestStore(directory).read()
-    threshold = settings.cosine_threshold
-    # progress on stderr only: stdout carries the answer / JSON
-    status = Console(stderr=True).status(f"loading {workdir} ...")
-    with status:
-        if spec is None and recorded is None:
-            # the hashing model adapts to the directory (a demo or test directory built with it)
-            stack = await asyncio.to_thread(
-                _load_workdir, workdir, workspace, threshold, None
-            )
-            model = await aresolve_embedder(f"hashing:{stack.embedding_dim}")
-        else:
-            status.update("loading the embedder ...")
+    stack: Path = workdir
+    if workdir.suffix.lower() != ".toml":
+        from hexrag.adapters.workdir import resolve_workdir
 
-            async def unused() -> Any:  # pragma: no cover - a spec or a record is given
-                raise AssertionError
-
-            model, _, _ = await choose_embedder(recorded, spec, where=str(directory),
-                                                default=unused)
-            status.update(f"loading {workdir} ...")
-            stack = await asyncio.to_thread(
-                _load_workdir, workdir, workspace, threshold, model.dim
-            )
+        stack, workspace = resolve_workdir(workdir, workspace), None  # fails before any model
     llm = build_llm(models) if output == "answer" and models is not None else None
     try:
-        engine = compose_engine(stack, embedder=model, llm=llm, settings=settings)
-        return await _run_query(engine, query, param, output, stream)
+        # progress on stderr only: stdout carries the answer / JSON
+        with Console(stderr=True).status(f"loading {workdir} ..."):
+            opened = await open_stack(stack, embedder=spec, workspace=workspace, llm=llm,
+                                      settings=settings_fields)
+        try:
+            return await _run_query(opened.engine, query, param, output, stream)
+        finally:
+            await opened.aclose()
     finally:
-        if llm is not None and hasattr(llm, "aclose"):
-            await llm.aclose()
-
-
-def _load_workdir(workdir: Path, workspace: str | None, threshold: float,
-                  dim: int | None) -> Any:
-    from hexrag.adapters.workdir import load_workdir
-
-    return load_workdir(workdir, workspace=workspace, embedder_dim=dim,
-                        cosine_threshold=threshold, require_complete=True)
-
-
-async def _query_toml(query: str, path: Path, workspace: str | None, spec: str | None,
-                      output: str, param: Any, settings_fields: dict[str, Any], *,
-                      models: Any, stream: bool) -> str:
-    """``hexrag query --stack stack.toml``: the stack as configured (the CLI's settings over
-    the TOML's ``[settings]``), its recorded model unless ``--embedder`` names it."""
-    from hexrag.bootstrap import build_llm, build_stack
-    from hexrag.config import load_config, workspace_config
-
-    config = workspace_config(load_config(path, embedder=spec), workspace)
-    if settings_fields:
-        config = config.model_copy(update={"settings": {**config.settings, **settings_fields}})
-    llm = build_llm(models) if output == "answer" and models is not None else None
-    stack = await build_stack(config, llm=llm)
-    try:
-        return await _run_query(stack.engine, query, param, output, stream)
-    finally:
-        await stack.aclose()
         if llm is not None and hasattr(llm, "aclose"):
             await llm.aclose()
 
