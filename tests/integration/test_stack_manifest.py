@@ -522,3 +522,67 @@ def test_postgres_stack_delete_and_ingest_use_the_recorded_model(
             await opened.aclose()
 
     assert asyncio.run(compare()) > 5
+
+
+def test_serving_records_the_model_at_the_first_http_write(
+    server: ScriptedOpenAIServer, tmp_path: Path, pg_dsn: str, pg_schema: str  # noqa: F811
+) -> None:
+    """``hexrag serve --stack pg.toml`` writes nothing at start-up; the first document over
+    HTTP records the stack's model before it writes."""
+    import asyncio
+    import socket
+    import time
+
+    import httpx
+
+    toml = tmp_path / "pg.toml"
+    toml.write_text(f'vector_index = "{pg_dsn}"\ngraph_store = "{pg_dsn}"\n'
+                    f'chunk_store = "{pg_dsn}"\ncache = "{pg_dsn}"\n'
+                    f'postgres_schema = "{pg_schema}"\nembedder = "{SALTED_SPEC}"\n'
+                    'llm = "openai:scripted"\n', encoding="utf-8")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hexrag.cli", "serve", "--stack", str(toml), "--port", str(port),
+         "--allow-empty", "--log-level", "warning"],
+        env=env, cwd=Path(__file__).parents[2], stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True)
+    try:
+        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=20)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                client.get("/health")
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+        assert asyncio.run(_pg_rows(pg_dsn, pg_schema)) == 0  # serving alone writes nothing
+        r = client.post("/documents/text", json={"text": CRM, "file_source": "crm.txt"})
+        assert r.status_code == 200, r.text
+        while client.get("/documents/pipeline_status").json()["busy"] or not (
+                client.get("/documents").json()["statuses"].get("processed")):
+            assert time.monotonic() < deadline + 60
+            time.sleep(0.1)
+        client.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    row = asyncio.run(_pg_row(pg_dsn, pg_schema))
+    assert row["embedding_model"] == "salted-hashing" and row["embedder"] == SALTED_SPEC
+
+
+async def _pg_rows(dsn: str, schema: str) -> int:
+    import asyncpg
+
+    conn = await asyncpg.connect(dsn)
+    try:
+        exists = await conn.fetchval("SELECT to_regclass($1) IS NOT NULL",
+                                     f'"{schema}".hexrag_manifest')
+        return int(await conn.fetchval(
+            f'SELECT count(*) FROM "{schema}".hexrag_manifest')) if exists else 0
+    finally:
+        await conn.close()
