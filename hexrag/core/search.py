@@ -19,7 +19,7 @@ from hexrag.core.run import EntityItem, QueryRun, RelationItem, Stores
 from hexrag.core.scope import chunk_in_scope, record_sources, sources_verdict
 from hexrag.core.source_ids import parse_source_ids
 from hexrag.ports import Embedder, VectorIndex
-from hexrag.ports.graph_store import NodeEdgesWithDegrees, PairEdgesByChunk
+from hexrag.ports.graph_store import NodeEdgesWithDegrees, NodesWithDegrees, PairEdgesByChunk
 
 __all__ = ["SearchResult", "perform_search", "relation_key"]
 
@@ -116,10 +116,13 @@ async def _local(
     if not hits:
         return [], []
     names = [h.record.entity_name for h in hits]  # duplicates kept, as LightRAG does
-    nodes, degrees = await asyncio.gather(
-        stores.graph.get_nodes(names),  # type: ignore[arg-type]
-        stores.graph.node_degrees(names),  # type: ignore[arg-type]
-    )
+    if isinstance(stores.graph, NodesWithDegrees):
+        nodes, degrees = await stores.graph.get_nodes_with_degrees(names)  # type: ignore[arg-type]
+    else:
+        nodes, degrees = await asyncio.gather(
+            stores.graph.get_nodes(names),  # type: ignore[arg-type]
+            stores.graph.node_degrees(names),  # type: ignore[arg-type]
+        )
     entities = [
         EntityItem(
             entity=nodes[h.record.entity_name],  # type: ignore[index]

@@ -115,3 +115,14 @@ class NodeEdgesWithDegrees(Protocol):
         """``get_node_edges(names)`` and ``node_degrees`` of every endpoint of those edges
         (a name absent from the second map has degree 0)."""
         ...
+
+
+@runtime_checkable
+class NodesWithDegrees(Protocol):
+    """Optional: nodes and their degrees in one round trip (local mode ranks its entities)."""
+
+    async def get_nodes_with_degrees(
+        self, names: Sequence[str]
+    ) -> tuple[dict[str, Entity], dict[str, int]]:
+        """``get_nodes(names)`` and ``node_degrees(names)``."""
+        ...

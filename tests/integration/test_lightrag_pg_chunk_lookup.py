@@ -367,3 +367,16 @@ def test_node_edges_with_degrees_equal_the_two_reads(world: World, ws: str) -> N
         loops = [a for a, _, _ in pairs[3::4] if a in names]
         assert loops and all(degrees[a] >= 2 for a in loops)
     assert world.run(graph.get_node_edges_with_degrees([])) == ({}, {})
+
+
+@pytest.mark.parametrize("ws", [WORKSPACE, NASTY])
+def test_nodes_with_degrees_equal_the_two_reads(world: World, ws: str) -> None:
+    graph = world.stores[ws]["graph"]
+    pairs = world.run(_hit_pairs(world, WORKSPACE))
+    names = [n for a, b, _ in pairs for n in (a, b)][:30]
+    names += ["no such entity", names[0], f"zz-outsider-{3}"]
+    nodes, degrees = world.run(graph.get_nodes_with_degrees(names))
+    assert nodes == world.run(graph.get_nodes(names))
+    assert degrees == world.run(graph.node_degrees(names))
+    assert degrees["no such entity"] == 0 and "no such entity" not in nodes
+    assert world.run(graph.get_nodes_with_degrees([])) == ({}, {})

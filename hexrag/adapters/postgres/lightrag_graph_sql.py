@@ -29,6 +29,7 @@ __all__ = [
     "EDGES_OF_NODES",
     "EDGES_OF_NODES_WITH_DEGREES",
     "NODES_BY_ID",
+    "NODES_WITH_DEGREES",
     "NODE_DEGREES",
     "both_orientations",
     "group_by_chunk",
@@ -53,6 +54,16 @@ EDGES_OF_NODES = """SELECT src_id, tgt_id, properties::text AS properties
     FROM lightrag_graph_edges
     WHERE workspace = $1 AND namespace = $2
       AND (src_id = ANY($3::text[]) OR tgt_id = ANY($3::text[]))"""
+
+# a node (if found) and its degree per name: local mode's entities and their ranks at once
+NODES_WITH_DEGREES = """SELECT n.id, g.id IS NOT NULL AS found, g.properties::text AS properties,
+        (SELECT count(*) FROM lightrag_graph_edges AS e
+         WHERE e.workspace = $1 AND e.namespace = $2 AND e.src_id = n.id)
+      + (SELECT count(*) FROM lightrag_graph_edges AS e
+         WHERE e.workspace = $1 AND e.namespace = $2 AND e.tgt_id = n.id) AS degree
+    FROM unnest($3::text[]) AS n(id)
+    LEFT JOIN lightrag_graph_nodes AS g
+      ON g.workspace = $1 AND g.namespace = $2 AND g.id = n.id"""
 
 # the edges of the names, then one row per endpoint with its degree (counted as NODE_DEGREES
 # counts): local mode's edges and their ranks in one round trip; kind 0 = edge, 1 = degree

@@ -632,6 +632,22 @@ class LightRAGPgGraphStore(_LightRAGPg):
         found = {r["id"]: node_to_entity(r["id"], _props(r["properties"])) for r in rows}
         return {n: found[n] for n in wanted if n in found}
 
+    async def get_nodes_with_degrees(
+        self, names: Sequence[str]
+    ) -> tuple[dict[str, Entity], dict[str, int]]:
+        """:meth:`get_nodes` and :meth:`node_degrees` in one statement
+        (:class:`~hexrag.ports.graph_store.NodesWithDegrees`)."""
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return {}, {}
+        rows = await self._fetch("reading lightrag_graph_nodes with degrees",
+                                 _gsql.NODES_WITH_DEGREES, self._workspace, self._graph_ns,
+                                 wanted)
+        found = {r["id"]: node_to_entity(r["id"], _props(r["properties"])) for r in rows
+                 if r["found"]}
+        degrees = {r["id"]: int(r["degree"]) for r in rows}
+        return {n: found[n] for n in wanted if n in found}, {n: degrees[n] for n in wanted}
+
     async def _degrees(self, names: list[str]) -> dict[str, int]:
         rows = await self._fetch(
             "counting degrees in lightrag_graph_edges",
