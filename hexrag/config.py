@@ -1,4 +1,9 @@
-"""Configuration: one place that turns URLs (or a TOML file) into a running stack.
+"""Configuration: the one place that parses URLs (or a TOML file) into a stack's plan.
+
+It only parses (no connection, no driver import): :mod:`hexrag.builder` opens what a
+:class:`StackConfig` names and :mod:`hexrag.bootstrap` assembles it (``build_stack``,
+``open_stack``); ``Stack``, ``build_stack``, ``build_engine`` and ``build_llm`` are still
+importable from here for code written before.
 
 A stack is the five stores, the cache, the embedder, the LLM and the reranker. Each is named
 by a short spec::
