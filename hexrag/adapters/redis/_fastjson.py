@@ -7,9 +7,9 @@ It is used only where its result is the standard library's:
 * anything ``orjson`` refuses (``NaN``/``Infinity``, lone surrogate escapes, UTF-16/32 bytes,
   nesting deeper than 1024, numbers out of range...) is decoded by ``json.loads``, with its
   rules and its error message (:func:`~hexrag.adapters.redis.convert.decode_object`);
-* ``orjson`` reads an integer of more than 64 bits as a float where ``json.loads`` keeps an
-  ``int``: a record holding a run of 19 or more digits (anywhere, strings included) goes to
-  ``json.loads`` too.
+* ``orjson`` reads an integer outside ``[-2**63, 2**64)`` as a float where ``json.loads``
+  keeps an ``int``: a decoded record holding a float of that size (however it was written)
+  is decoded again by ``json.loads``.
 
 Floats, strings, duplicate keys (the last wins) and everything else decode identically
 (``tests/unit/test_redis_fastjson.py`` checks both paths against each other).
@@ -17,7 +17,6 @@ Floats, strings, duplicate keys (the last wins) and everything else decode ident
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from hexrag.adapters.redis.convert import decode_object
@@ -29,22 +28,35 @@ try:
 except ImportError:  # pragma: no cover - orjson comes with pymilvus; Redis alone may lack it
     _orjson = None
 
-_LONG_DIGITS = re.compile(rb"\d{19}")
-_LONG_DIGITS_STR = re.compile(r"\d{19}")
+_LOW = -float(2**63)
+_HIGH = float(2**64)
+
+
+def _has_huge_float(value: Any) -> bool:
+    """A float outside ``(-2**63, 2**64)`` anywhere in ``value`` (maybe a big integer)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind is float and not _LOW < item < _HIGH:
+            return True
+    return False
 
 
 def fast_decode_object(raw: bytes | str, *, key: str) -> dict[str, Any]:
     """``decode_object(raw, key=key)``, through ``orjson`` when that is the same."""
     if _orjson is not None:
-        long_digits = _LONG_DIGITS if isinstance(raw, bytes) else _LONG_DIGITS_STR
-        if long_digits.search(raw) is None:  # type: ignore[arg-type]
-            try:
-                value = _orjson.loads(raw)
-            except _orjson.JSONDecodeError:
-                pass
-            else:
-                if isinstance(value, dict):
-                    return value
+        try:
+            value = _orjson.loads(raw)
+        except _orjson.JSONDecodeError:
+            pass
+        else:
+            if type(value) is dict and not _has_huge_float(value):
+                return value
     return decode_object(raw, key=key)
 
 
