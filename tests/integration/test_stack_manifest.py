@@ -586,3 +586,28 @@ async def _pg_rows(dsn: str, schema: str) -> int:
             f'SELECT count(*) FROM "{schema}".hexrag_manifest')) if exists else 0
     finally:
         await conn.close()
+
+
+def test_ingest_and_delete_through_a_toml_naming_a_working_directory_are_written(
+    server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    """A stack TOML whose stores are a working directory (``workdir = ...``): what ingest and
+    delete write reaches the files, with the manifest."""
+    toml = tmp_path / "wd.toml"
+    toml.write_text(f'workdir = "rag"\nembedder = "{SALTED_SPEC}"\n', encoding="utf-8")
+    first = _cli(server, "ingest", str(_docs(tmp_path, crm=CRM)), "--stack",
+                 str(tmp_path / "rag"), "--llm", "openai:scripted", "--embedder", SALTED_SPEC,
+                 *CHUNKING)
+    assert first.returncode == 0, first.stderr[-3000:]
+    done = _cli(server, "ingest", str(_docs(tmp_path, erp=ERP)), "--stack", str(toml),
+                "--llm", "openai:scripted", *CHUNKING)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads((tmp_path / "rag" / "kv_store_doc_status.json").read_text())
+    assert len([r for r in rows.values() if r["status"] == "processed"]) == 2
+    assert json.loads((tmp_path / "rag" / MANIFEST_FILE).read_text())[
+        "embedding_model"] == "salted-hashing"
+    crm = next(k for k, r in rows.items() if r["file_path"].endswith("crm.txt"))
+    gone = _cli(server, "delete", crm, "--stack", str(toml), "--llm", "openai:scripted")
+    assert gone.returncode == 0, gone.stderr[-3000:]
+    left = json.loads((tmp_path / "rag" / "kv_store_doc_status.json").read_text())
+    assert crm not in left and len(left) == 1
