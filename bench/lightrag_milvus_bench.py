@@ -251,7 +251,8 @@ async def _hexrag_layout(milvus_uri: str, redis_url: str, ws: str, dim: int) -> 
     cache = RedisCache.from_url(redis_url, workspace=f"hx{ws}")
     kv: dict[str, Any] = {ns: RedisCache(cache.client, workspace=f"hx{ws}", namespace=ns)
                           for ns in KV_NAMESPACES}
-    closers = [v.close for v in vectors.values()] + [chunk_store.aclose, cache.aclose]
+    closers: list[Callable[[], Awaitable[Any]]] = [v.close for v in vectors.values()]
+    closers += [chunk_store.aclose, cache.aclose]
     return Stack(**vectors, graph=MemoryGraphStore(), chunk_store=chunk_store,  # type: ignore[arg-type]
                  cache=cache, kv=kv, closers=closers)
 

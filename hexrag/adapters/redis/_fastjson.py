@@ -23,6 +23,7 @@ from hexrag.adapters.redis.convert import decode_object
 
 __all__ = ["decode_objects", "fast_decode_object"]
 
+_orjson: Any
 try:
     import orjson as _orjson
 except ImportError:  # pragma: no cover - orjson comes with pymilvus; Redis alone may lack it
