@@ -481,13 +481,23 @@ def _first_difference(expected: Any, got: Any, path: str = "") -> str | None:
     return None
 
 
+#: Optional port methods and the calls each one replaces.
+_REPLACES = {
+    "score_ids": ("get_vectors",),
+    "get_edges_by_chunk_ids_of_pairs": ("get_edges_by_chunk_ids",),
+    "get_node_edges_with_degrees": ("get_node_edges", "edge_degrees"),
+    "get_nodes_with_degrees": ("get_nodes", "node_degrees"),
+}
+
+
 def _logical(calls: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
-    """Calls per store and method, with the optional ``ScoresIds.score_ids`` counted as the
-    ``get_vectors`` call it replaces (the memory index scores in place; others send vectors)."""
+    """Calls per store and method, with an optional method (``ScoresIds.score_ids``, the
+    graph's combined reads) counted as the calls it replaces (the memory index scores in
+    place, the memory graph offers no combined reads)."""
     out: dict[tuple[str, str], int] = {}
     for (store, method), n in calls.items():
-        key = (store, "get_vectors" if method == "score_ids" else method)
-        out[key] = out.get(key, 0) + n
+        for name in _REPLACES.get(method, (method,)):
+            out[(store, name)] = out.get((store, name), 0) + n
     return out
 
 
