@@ -41,6 +41,7 @@ from hexrag.core.output import (
     user_format,
 )
 from hexrag.core.run import ChunkFetcher, ChunkItem, QueryRun, RunStats, Stores
+from hexrag.core.scoped_source_ids import narrow_source_ids
 from hexrag.core.search import SearchResult, perform_search, vector_chunks
 from hexrag.core.tokenizer import Tokenizer, default_tokenizer
 from hexrag.core.truncation import truncate
@@ -345,6 +346,10 @@ class QueryEngine:
             tokenizer=self.tokenizer, user_prompt_prefix=self.settings.user_prompt_prefix,
         )
         final = await process_chunks(run, merged, budget, self._finishing)
+        shown_e, shown_r = cut.entities, cut.relations
+        if run.scope is not None:  # only in-scope chunk ids (no round trip: stage 3 fetched them)
+            shown_e, shown_r, n_ids = await narrow_source_ids(run, shown_e, shown_r)
+            run.stats.scope_narrowed_source_ids += n_ids
         keywords = {
             "high_level": hl_str.split(", ") if hl_str else [],
             "low_level": ll_str.split(", ") if ll_str else [],
@@ -373,7 +378,7 @@ class QueryEngine:
             text_chunks_str=render_chunks(final.chunks),
             reference_list_str=render_references(final.references),
         )
-        raw = user_format(cut.entities, cut.relations, final.chunks, final.references, param.mode)
+        raw = user_format(shown_e, shown_r, final.chunks, final.references, param.mode)
         raw["metadata"]["keywords"] = keywords
         raw["metadata"]["processing_info"] = processing_info
         return _Context(context, raw, hl_str, ll_str)

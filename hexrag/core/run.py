@@ -123,6 +123,7 @@ class RunStats:
     scope_graph_removed_relations: int = 0
     scope_chunk_guard_removed: int = 0
     scope_narrowed_descriptions: int = 0
+    scope_narrowed_source_ids: int = 0
     chunk_pick_method: str = "VECTOR"
     chunk_pick_fallbacks: int = 0
     llm_error: str | None = None
@@ -130,6 +131,9 @@ class RunStats:
     def processing_info(self, scope: QueryScope | None, sample_size: int) -> dict[str, Any]:
         """The additions, as they appear in ``metadata.processing_info``."""
         missing = list(self.missing_chunk_ids)
+        # a missing chunk cannot prove itself in scope (unknown means out): a scoped answer
+        # counts missing chunks but names none
+        sample = missing[:sample_size] if scope is None or scope.is_empty else []
         info: dict[str, Any] = {
             "keyword_source": self.keyword_source,
             "relation_lookup": self.relation_lookup,
@@ -137,7 +141,7 @@ class RunStats:
             "relations_resolved_by_pair": self.relations_resolved_by_pair,
             "relations_unresolved": self.relations_unresolved,
             "missing_chunk_count": len(missing),
-            "missing_chunk_sample": missing[:sample_size],
+            "missing_chunk_sample": sample,
             "chunk_pick_method": self.chunk_pick_method,
             "chunk_pick_fallbacks": self.chunk_pick_fallbacks,
         }
@@ -152,6 +156,7 @@ class RunStats:
             "graph_removed_relations": self.scope_graph_removed_relations,
             "chunk_guard_removed": self.scope_chunk_guard_removed,
             "narrowed_descriptions": self.scope_narrowed_descriptions,
+            "narrowed_source_ids": self.scope_narrowed_source_ids,
         }
         if omitted:
             info["scope"]["filter_omitted"] = omitted
