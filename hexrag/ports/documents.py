@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from hexrag.core.documents import DocRecord, Fragment
+from hexrag.domain.documents import DocRecord, Fragment
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from hexrag.core.model import Entity, Relation
+from hexrag.domain.records import Entity, Relation
 
 
 @runtime_checkable

@@ -36,8 +36,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from hexrag.core.errors import InvalidQuery
-from hexrag.core.model import Chunk, Entity, Relation, VectorRecord
+from hexrag.domain.errors import InvalidQuery
+from hexrag.domain.records import Chunk, Entity, Relation, VectorRecord
 
 __all__ = [
     "DEFAULT_SCAN_LIMIT",

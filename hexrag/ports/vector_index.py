@@ -7,7 +7,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from hexrag.core.model import QueryScope, VectorHit, VectorRecord
+from hexrag.domain.records import VectorHit, VectorRecord
+from hexrag.domain.scope import QueryScope
 
 
 @runtime_checkable
