@@ -49,6 +49,7 @@ from hexrag.adapters.milvus._convert import (
     record_to_row,
     row_to_record,
     vector_of,
+    vectors_by_id,
 )
 from hexrag.adapters.milvus._errors import translate
 from hexrag.adapters.milvus._filter import ids_filter, quote_string, scope_filter
@@ -513,12 +514,16 @@ class MilvusVectorIndex:
         """Stored vectors (float32, 1-D) of the ids found; one Milvus call."""
         if not ids:
             return {}
-        found = await self._fetch(ids, ["id", "vector"], "get_vectors")
-        return {
-            rid: np.asarray(found[rid]["vector"], dtype=np.float32)
-            for rid in dict.fromkeys(ids)
-            if rid in found
-        }
+        await self._ensure()
+        expr = ids_filter(ids)
+        return await self._call(
+            "get_vectors",
+            lambda c: vectors_by_id(
+                c.query(self._collection, filter=expr, output_fields=["id", "vector"],
+                        timeout=self._timeout, consistency_level="Strong"),
+                ids,
+            ),
+        )
 
     async def _fetch(
         self, ids: Sequence[str], fields: list[str], action: str

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hexrag.adapters.milvus._convert import vector_of
+from hexrag.adapters.milvus._convert import vector_of, vectors_by_id
 from hexrag.adapters.milvus._filter import ids_filter, quote_string
 from hexrag.adapters.milvus.index import MAX_LIMIT, MilvusVectorIndex
 from hexrag.core.errors import ConfigurationError
@@ -331,12 +331,16 @@ class LightRAGMilvusVectorIndex(MilvusVectorIndex):
         """Stored vectors of the ids found; one call."""
         if not ids:
             return {}
-        found = await self._rows(ids, ["id", "vector"], "get_vectors")
-        return {
-            rid: np.asarray(found[rid]["vector"], dtype=np.float32)
-            for rid in dict.fromkeys(ids)
-            if rid in found
-        }
+        await self._ensure()
+        expr = ids_filter(ids)
+        return await self._call(
+            "get_vectors",
+            lambda c: vectors_by_id(
+                c.query(self._collection, filter=expr, output_fields=["id", "vector"],
+                        timeout=self._timeout, consistency_level="Strong"),
+                ids,
+            ),
+        )
 
     async def scan_records(
         self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
