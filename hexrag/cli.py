@@ -424,6 +424,12 @@ def serve_command(
             "--allow-empty", help="Serve even when the stack holds no data (/health stays red)."
         ),
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option("--workers", min=1, max=64,
+                     help="Worker processes sharing the port, each with its own stack built "
+                     "from the same configuration (see hexrag.serve_workers)."),
+    ] = 1,
 ) -> None:
     """Serve LightRAG's /query, /query/stream and /query/data (plus /health, /metrics, /docs).
 
@@ -471,6 +477,18 @@ def serve_command(
             )
         sock = _bind(host, port)
         try:
+            if workers > 1:
+                from hexrag.serve_workers import job_for, run_workers
+
+                job = job_for(config=config, env_file=env_file, workdir=workdir,
+                              workspace=workspace, embedder=embedder, llm=llm,
+                              reranker=reranker, key=key, cors_origins=cors_origins,
+                              serve={"host": host, "port": port, "log_level": level,
+                                     "allow_empty": allow_empty})
+                status = run_workers(workers, sock, job)
+                if status:
+                    raise typer.Exit(status)
+                return
             asyncio.run(
                 _serve(settings, sock=sock, host=host, port=port, log_level=level, api=api,
                        allow_empty=allow_empty)
@@ -545,8 +563,10 @@ async def _serve(
     log_level: str,
     api: Any,
     allow_empty: bool,
+    server_headers: list[tuple[str, str]] | None = None,
 ) -> None:
-    """Build the stack (showing progress), then run uvicorn on this event loop and ``sock``."""
+    """Build the stack (showing progress), then run uvicorn on this event loop and ``sock``
+    (``server_headers``: added to every response, e.g. the worker's number)."""
     import uvicorn
     from rich.console import Console
 
@@ -581,7 +601,8 @@ async def _serve(
                                      whitelist=(*api.whitelist_paths, "/docs", "/openapi.json",
                                                 "/static-offline-docs/*", *WEBUI_PATHS))
         server = _server_class()(
-            uvicorn.Config(outer, host=host, port=port, log_level=log_level, lifespan="on")
+            uvicorn.Config(outer, host=host, port=port, log_level=log_level, lifespan="on",
+                           headers=server_headers)
         )
         console.print(
             f"hexrag serving workspaces {router.workspaces} on http://{host}:{port}{secured} "
@@ -611,7 +632,8 @@ async def _serve(
                 )
         app_ = stack_app(stack, api)
         server = _server_class()(
-            uvicorn.Config(app_, host=host, port=port, log_level=log_level, lifespan="on")
+            uvicorn.Config(app_, host=host, port=port, log_level=log_level, lifespan="on",
+                           headers=server_headers)
         )
         console.print(
             f"hexrag serving on http://{host}:{port}{secured} "
