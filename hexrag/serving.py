@@ -23,8 +23,14 @@ def stack_app(stack: Any, api: Any, *, workspace: str = "") -> Any:
     Documents: with an LLM, ingestion and deletion over HTTP; the stack records its model
     before its first write. A LightRAG working directory (held in memory) lists and deletes
     documents (each deletion written back at once, atomically) but takes new ones only
-    through ``hexrag ingest``."""
+    through ``hexrag ingest``.
+
+    ``workspace`` (else the stack's own LightRAG ``workspace``, else ``""``) is the only name
+    a ``LIGHTRAG-WORKSPACE`` header may give: any other is 404, after the API key check."""
     from hexrag.api import create_app
+
+    # the one workspace served: the router's name, else the stack's own LightRAG workspace
+    own = getattr(stack.plan, "workspace", None) or ""
 
     async def consistency() -> dict[str, Any]:
         from hexrag.transfer import check_stack
@@ -48,6 +54,7 @@ def stack_app(stack: Any, api: Any, *, workspace: str = "") -> Any:
         stack.engine, probes=stack.probes(), settings=api, consistency=consistency,
         ingestor=ingestor,  # type: ignore[arg-type]  # the Ingestor, wrapped
         ingest_unavailable=unavailable,
+        workspace=workspace or own,
     )
     app.state.workspace = workspace
     return app

@@ -51,6 +51,7 @@ from hexrag.api.models import (
 )
 from hexrag.api.strict_json import StrictJsonMiddleware
 from hexrag.api.webui import WEBUI_PATHS, add_webui_routes
+from hexrag.api.workspace_guard import WorkspaceGuardMiddleware
 from hexrag.core.engine import QueryEngine, QueryResult
 from hexrag.core.errors import (
     BackendTimeout,
@@ -226,6 +227,7 @@ def create_app(
     consistency_interval: float = 3600.0,
     ingestor: Ingestor | None = None,
     ingest_unavailable: str | None = None,
+    workspace: str | None = None,
 ) -> FastAPI:
     """Build the app around ``engine``.
 
@@ -249,6 +251,10 @@ def create_app(
     background on the first ``/health`` and again when its result is older than
     ``consistency_interval`` seconds; ``/health`` reports the last result's summary under
     ``consistency`` (informational: drift does not turn ``/health`` red).
+
+    ``workspace``: the name of the one workspace this app serves (``""``: the default); a
+    request whose ``LIGHTRAG-WORKSPACE`` header names another gets 404 after the key check
+    (:mod:`hexrag.api.workspace_guard`). ``None``: no check.
     """
     config = settings if settings is not None else ApiSettings.from_env()
     limits = config.limits
@@ -317,12 +323,15 @@ def create_app(
         return result if result is not None else {"status": "running"}
 
     # Starlette wraps each add_middleware around the ones added before: the LAST added is the
-    # OUTERMOST and runs first. Order of a request: CatchAll -> CORS -> API key -> body limit
-    # -> strict JSON -> app, so the key is checked on the headers alone, before any body is read.
+    # OUTERMOST and runs first. Order of a request: CatchAll -> CORS -> API key -> workspace
+    # -> body limit -> strict JSON -> app, so the key is checked on the headers alone, before
+    # any body is read.
     app.add_middleware(StrictJsonMiddleware, max_bytes=limits.max_request_body_bytes,
                        on_reject=lambda: metrics.errors.labels("validation").inc())
     app.add_middleware(BodyLimitMiddleware, max_bytes=limits.max_request_body_bytes,
                        larger={"/documents/upload": limits.max_upload_bytes})
+    if workspace is not None:  # after the key, before any body: another workspace is 404
+        app.add_middleware(WorkspaceGuardMiddleware, workspace=workspace)
     if config.api_key:
         app.add_middleware(ApiKeyMiddleware, api_key=config.api_key,
                            whitelist=config.open_paths(*WEBUI_PATHS))
