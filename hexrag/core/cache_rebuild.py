@@ -35,9 +35,9 @@ from typing import Any
 from hexrag.core.extraction import parse_extraction
 from hexrag.core.ids import entity_id, mdhash_id
 from hexrag.core.merging import NO_EVIDENCE, MergeSettings
-from hexrag.core.model import GRAPH_FIELD_SEP
 from hexrag.core.summary import merge_descriptions
 from hexrag.core.tokenizer import Tokenizer, truncate_by_token_limit
+from hexrag.domain.records import GRAPH_FIELD_SEP
 
 __all__ = [
     "ChunkExtraction",

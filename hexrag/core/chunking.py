@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hexrag.core.errors import InvalidDocument
 from hexrag.core.tokenizer import Tokenizer
+from hexrag.domain.errors import InvalidDocument
 
 __all__ = ["DEFAULT_CHUNK_OVERLAP", "DEFAULT_CHUNK_SIZE", "TextChunk", "chunk_by_tokens"]
 

@@ -19,12 +19,12 @@ from hexrag.core.headings import (
     truncate_section_context,
 )
 from hexrag.core.merge import round_robin
-from hexrag.core.model import Chunk
 from hexrag.core.pick import score_ids, weighted_polling
 from hexrag.core.run import ChunkItem, EntityItem, QueryRun, RelationItem
 from hexrag.core.scope import chunk_in_scope
 from hexrag.core.source_ids import split_lightrag
 from hexrag.core.tokenizer import Tokenizer
+from hexrag.domain.records import Chunk
 from hexrag.ports import VectorIndex
 
 __all__ = ["Picking", "attach_headings", "recover_chunks"]

@@ -12,9 +12,9 @@ from typing import Any
 
 from hexrag.core import prompts
 from hexrag.core.chunks import attach_headings
-from hexrag.core.model import QueryParam
 from hexrag.core.run import ChunkItem, QueryRun
 from hexrag.core.tokenizer import Tokenizer, count_tokens, truncate_list_by_token_size
+from hexrag.domain.params import QueryParam
 from hexrag.ports import Reranker
 
 __all__ = [

@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from hexrag.core.documents import Fragment
-from hexrag.core.model import GRAPH_FIELD_SEP
+from hexrag.domain.documents import Fragment
+from hexrag.domain.records import GRAPH_FIELD_SEP
 
 __all__ = ["DeletePlan", "DeleteReport", "plan_deletion", "replay_groups"]
 

@@ -42,13 +42,13 @@ from hexrag.core.deletion import (
     replay_groups,
     strip_sources,
 )
-from hexrag.core.documents import DocRecord, merge_metadata_fields, metadata_fields
-from hexrag.core.errors import BackendError, ConfigurationError
 from hexrag.core.ids import entity_id, relation_id
 from hexrag.core.lightrag_kv import relation_chunk_key, stamp
 from hexrag.core.merging import NO_EVIDENCE, merge_entity, merge_relation, relation_id_of
-from hexrag.core.model import GRAPH_FIELD_SEP, Entity, Relation, VectorRecord
 from hexrag.core.tokenizer import Tokenizer
+from hexrag.domain.documents import DocRecord, merge_metadata_fields, metadata_fields
+from hexrag.domain.errors import BackendError, ConfigurationError
+from hexrag.domain.records import GRAPH_FIELD_SEP, Entity, Relation, VectorRecord
 from hexrag.ports import (
     Cache,
     ChunkStore,

@@ -25,7 +25,6 @@ from hexrag.core.context import (
     render_references,
     resolve_user_prompt,
 )
-from hexrag.core.errors import ConfigurationError
 from hexrag.core.hashing import (
     ANSWER_CACHE_VERSION,
     answer_cache_key,
@@ -33,7 +32,6 @@ from hexrag.core.hashing import (
     serialize_identity,
 )
 from hexrag.core.keywords import extract_keywords
-from hexrag.core.model import EngineSettings, QueryParam
 from hexrag.core.narrowing import narrow_items
 from hexrag.core.output import (
     empty_user_format,
@@ -46,6 +44,8 @@ from hexrag.core.search import SearchResult, perform_search, vector_chunks
 from hexrag.core.tokenizer import Tokenizer, default_tokenizer
 from hexrag.core.truncation import truncate
 from hexrag.core.validation import validate_history, validate_query
+from hexrag.domain.errors import ConfigurationError
+from hexrag.domain.params import EngineSettings, QueryParam
 from hexrag.ports import (
     LLM,
     Cache,

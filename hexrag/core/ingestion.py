@@ -53,14 +53,6 @@ from typing import Any
 
 from hexrag.core.chunking import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, chunk_by_tokens
 from hexrag.core.document_deletion import DocumentDeletion, edge_dict, entity_from, node_dict
-from hexrag.core.documents import (
-    DocRecord,
-    Fragment,
-    content_summary,
-    encode_file_path,
-    merge_metadata_fields,
-    metadata_fields,
-)
 from hexrag.core.extraction import (
     parse_extraction,
     remove_think_tags,
@@ -91,8 +83,16 @@ from hexrag.core.merging import (
     merge_entity,
     merge_relation,
 )
-from hexrag.core.model import Chunk, Relation, VectorRecord
 from hexrag.core.tokenizer import Tokenizer, count_tokens
+from hexrag.domain.documents import (
+    DocRecord,
+    Fragment,
+    content_summary,
+    encode_file_path,
+    merge_metadata_fields,
+    metadata_fields,
+)
+from hexrag.domain.records import Chunk, Relation, VectorRecord
 from hexrag.ports import (
     LLM,
     Cache,

@@ -30,8 +30,8 @@ from hashlib import md5
 from typing import Any
 
 from hexrag.core.ids import mdhash_id
-from hexrag.core.model import GRAPH_FIELD_SEP
 from hexrag.core.scope import parse_file_path
+from hexrag.domain.records import GRAPH_FIELD_SEP
 
 __all__ = [
     "PLACEHOLDER_SOURCES",

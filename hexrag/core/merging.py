@@ -29,9 +29,9 @@ from typing import Any
 
 from hexrag.core.extraction import sanitize_text_for_encoding, split_by_markers
 from hexrag.core.ids import entity_id, mdhash_id
-from hexrag.core.model import GRAPH_FIELD_SEP
 from hexrag.core.summary import SummaryLimits, merge_descriptions
 from hexrag.core.tokenizer import Tokenizer, truncate_by_token_limit
+from hexrag.domain.records import GRAPH_FIELD_SEP
 
 __all__ = [
     "EndpointUpdate",

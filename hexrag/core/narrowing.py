@@ -30,11 +30,12 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from hexrag.core.documents import Fragment
 from hexrag.core.extraction import sanitize_text_for_encoding
-from hexrag.core.model import GRAPH_FIELD_SEP, QueryScope
 from hexrag.core.run import EntityItem, RelationItem
 from hexrag.core.scope import record_sources, sources_verdict
+from hexrag.domain.documents import Fragment
+from hexrag.domain.records import GRAPH_FIELD_SEP
+from hexrag.domain.scope import QueryScope
 
 __all__ = ["Narrowed", "fragment_in_scope", "narrow_items", "narrowed", "presummary_join"]
 

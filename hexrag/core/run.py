@@ -12,13 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from hexrag.core.model import (
-    Chunk,
-    Entity,
-    QueryParam,
-    QueryScope,
-    Relation,
-)
+from hexrag.domain.params import QueryParam
+from hexrag.domain.records import Chunk, Entity, Relation
+from hexrag.domain.scope import QueryScope
 from hexrag.ports import ChunkStore, GraphStore, VectorIndex
 
 

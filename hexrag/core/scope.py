@@ -21,7 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hexrag.core.model import GRAPH_FIELD_SEP, Chunk, QueryScope
+from hexrag.domain.records import GRAPH_FIELD_SEP, Chunk
+from hexrag.domain.scope import QueryScope
 
 __all__ = [
     "SourceMeta",

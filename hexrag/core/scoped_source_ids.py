@@ -25,10 +25,11 @@ import dataclasses
 from collections.abc import Callable, Container, Iterable
 from typing import Any
 
-from hexrag.core.model import GRAPH_FIELD_SEP, Chunk, QueryScope
 from hexrag.core.run import EntityItem, QueryRun, RelationItem
 from hexrag.core.scope import chunk_in_scope
 from hexrag.core.source_ids import join_source_ids, split_lightrag
+from hexrag.domain.records import GRAPH_FIELD_SEP, Chunk
+from hexrag.domain.scope import QueryScope
 
 __all__ = ["in_scope_source_id", "in_scope_source_id_plain", "narrow_source_ids"]
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from hexrag.core.model import GRAPH_FIELD_SEP
+from hexrag.domain.records import GRAPH_FIELD_SEP
 
 __all__ = ["clear_split_cache", "join_source_ids", "parse_pg_array", "parse_source_ids"]
 

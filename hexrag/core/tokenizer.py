@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from hexrag.core.errors import ConfigurationError, HexragError
+from hexrag.domain.errors import ConfigurationError, HexragError
 
 __all__ = [
     "TokenBudgetError",

@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hexrag.core.errors import InvalidQuery
+from hexrag.domain.errors import InvalidQuery
 
 __all__ = [
     "MIN_RAG_QUERY_WEIGHT",

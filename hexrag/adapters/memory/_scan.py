@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 
-from hexrag.core.errors import InvalidQuery
+from hexrag.domain.errors import InvalidQuery
 from hexrag.ports.scan import check_scan_limit
 
 

@@ -6,7 +6,7 @@ import copy
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
-from hexrag.core.model import Chunk
+from hexrag.domain.records import Chunk
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 from ._scan import InsertionOrder

@@ -7,7 +7,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from hexrag.core.documents import DocRecord, Fragment
+from hexrag.domain.documents import DocRecord, Fragment
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 __all__ = ["MemoryDocumentStore"]

@@ -6,8 +6,8 @@ from collections.abc import Iterator, Sequence
 
 import networkx as nx
 
-from hexrag.core.model import Entity, Relation
 from hexrag.core.source_ids import parse_source_ids
+from hexrag.domain.records import Entity, Relation
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 from ._scan import InsertionOrder

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from hexrag.core.model import RerankResult
+from hexrag.domain.records import RerankResult
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

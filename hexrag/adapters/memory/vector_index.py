@@ -8,10 +8,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from hexrag.core.errors import ConfigurationError
-from hexrag.core.model import QueryScope, VectorHit, VectorRecord
 from hexrag.core.pick import cosine_scores
 from hexrag.core.scope import scope_values
+from hexrag.domain.errors import ConfigurationError
+from hexrag.domain.records import VectorHit, VectorRecord
+from hexrag.domain.scope import QueryScope
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 from . import prefilter as _prefilter

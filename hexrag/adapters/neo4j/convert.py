@@ -16,10 +16,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hexrag.core.errors import ConfigurationError
 from hexrag.core.ids import relation_id as pair_relation_id
-from hexrag.core.model import Entity, Relation
 from hexrag.core.source_ids import parse_source_ids
+from hexrag.domain.errors import ConfigurationError
+from hexrag.domain.records import Entity, Relation
 
 __all__ = [
     "ENTITY_FIELDS",

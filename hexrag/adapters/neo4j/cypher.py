@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from hexrag.core.errors import ConfigurationError
+from hexrag.domain.errors import ConfigurationError
 
 __all__ = [
     "ALL_STATEMENTS",

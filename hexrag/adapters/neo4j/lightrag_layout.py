@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 from hexrag.adapters.neo4j import cypher
 from hexrag.adapters.neo4j.convert import entity_from_props, relation_from_row
 from hexrag.adapters.neo4j.store import Neo4jGraphStore
-from hexrag.core.errors import InvalidQuery
-from hexrag.core.model import GRAPH_FIELD_SEP, Entity, Relation
 from hexrag.core.source_ids import parse_source_ids
+from hexrag.domain.errors import InvalidQuery
+from hexrag.domain.records import GRAPH_FIELD_SEP, Entity, Relation
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:

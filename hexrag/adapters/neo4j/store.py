@@ -19,8 +19,8 @@ from hexrag.adapters.neo4j.convert import (
     order_pair,
 )
 from hexrag.adapters.neo4j.errors import translate_errors
-from hexrag.core.errors import ConfigurationError, InvalidQuery
-from hexrag.core.model import Entity, Relation
+from hexrag.domain.errors import ConfigurationError, InvalidQuery
+from hexrag.domain.records import Entity, Relation
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import openai
 
-from hexrag.core.errors import (
+from hexrag.domain.errors import (
     BackendError,
     BackendTimeout,
     BackendUnavailable,

@@ -25,7 +25,7 @@ from hexrag.adapters.openai._common import (
     retrying,
 )
 from hexrag.adapters.openai.convert import embeddings_to_array
-from hexrag.core.errors import ConfigurationError
+from hexrag.domain.errors import ConfigurationError
 
 __all__ = ["OpenAIEmbedder"]
 

@@ -30,7 +30,7 @@ from hexrag.adapters.openai.convert import (
     completion_text,
     delta_parts,
 )
-from hexrag.core.errors import ConfigurationError
+from hexrag.domain.errors import ConfigurationError
 
 __all__ = ["OpenAILLM"]
 

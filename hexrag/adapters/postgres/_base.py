@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._sql import TableNames
-from hexrag.core.errors import ConfigurationError, NotFound
+from hexrag.domain.errors import ConfigurationError, NotFound
 
 if TYPE_CHECKING:
     import asyncpg

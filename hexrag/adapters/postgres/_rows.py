@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from hexrag.core.errors import ConfigurationError
-from hexrag.core.model import Chunk, Entity, Relation, VectorRecord
 from hexrag.core.scope import scope_values
 from hexrag.core.source_ids import parse_source_ids
+from hexrag.domain.errors import ConfigurationError
+from hexrag.domain.records import Chunk, Entity, Relation, VectorRecord
 
 __all__ = [
     "chunk_to_row",

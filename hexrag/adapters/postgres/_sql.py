@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from hexrag.core.errors import ConfigurationError
+from hexrag.domain.errors import ConfigurationError
 
 __all__ = ["TableNames", "quote_ident", "validate_identifier"]
 

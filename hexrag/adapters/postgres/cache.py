@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.adapters.postgres._rows import decode_json, encode_json
-from hexrag.core.errors import ConfigurationError
+from hexrag.domain.errors import ConfigurationError
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.adapters.postgres._rows import chunk_to_row, row_to_chunk, rows_document
-from hexrag.core.model import Chunk
+from hexrag.domain.records import Chunk
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:

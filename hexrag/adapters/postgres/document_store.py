@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.adapters.postgres._rows import rows_document
-from hexrag.core.documents import DocRecord, Fragment
+from hexrag.domain.documents import DocRecord, Fragment
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:

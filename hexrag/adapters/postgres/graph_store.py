@@ -13,8 +13,8 @@ from hexrag.adapters.postgres._rows import (
     row_to_relation,
     rows_document,
 )
-from hexrag.core.errors import InvalidQuery
-from hexrag.core.model import Entity, Relation
+from hexrag.domain.errors import InvalidQuery
+from hexrag.domain.records import Entity, Relation
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:

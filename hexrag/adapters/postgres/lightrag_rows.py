@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from hexrag.core.model import Chunk
+from hexrag.domain.records import Chunk
 
 __all__ = ["CHUNK_COLUMNS", "chunk_from_row"]
 

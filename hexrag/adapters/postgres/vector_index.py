@@ -26,8 +26,9 @@ from hexrag.adapters.postgres._vector_sql import (
     index_search_sql,
     upgrade_storage_sql,
 )
-from hexrag.core.errors import ConfigurationError
-from hexrag.core.model import QueryScope, VectorHit, VectorNamespace, VectorRecord
+from hexrag.domain.errors import ConfigurationError
+from hexrag.domain.records import VectorHit, VectorNamespace, VectorRecord
+from hexrag.domain.scope import QueryScope
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:

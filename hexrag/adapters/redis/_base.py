@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from hexrag.core.errors import (
+from hexrag.domain.errors import (
     BackendError,
     BackendTimeout,
     BackendUnavailable,

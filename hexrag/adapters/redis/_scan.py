@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from hexrag.adapters.redis._base import SCAN_COUNT, RedisNamespace, translate_errors
-from hexrag.core.errors import InvalidQuery
+from hexrag.domain.errors import InvalidQuery
 from hexrag.ports.scan import check_scan_limit
 
 

@@ -9,7 +9,7 @@ from hexrag.adapters.redis._base import RedisNamespace
 from hexrag.adapters.redis._fastjson import fast_decode_object
 from hexrag.adapters.redis._scan import scan_page
 from hexrag.adapters.redis.convert import chunk_from_json, chunk_to_json
-from hexrag.core.model import Chunk
+from hexrag.domain.records import Chunk
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from hexrag.core.errors import BackendError, ConfigurationError
-from hexrag.core.model import Chunk
+from hexrag.domain.errors import BackendError, ConfigurationError
+from hexrag.domain.records import Chunk
 
 __all__ = [
     "CHUNK_FIELDS",

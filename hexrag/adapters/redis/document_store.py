@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters.redis._base import RedisNamespace, translate_errors, validate_name
 from hexrag.adapters.redis._scan import scan_page
-from hexrag.core.documents import DocRecord, Fragment
+from hexrag.domain.documents import DocRecord, Fragment
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 if TYPE_CHECKING:

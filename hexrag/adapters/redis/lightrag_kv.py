@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters.redis.lightrag_layout import LightRAGRedisCache
-from hexrag.core.errors import ConfigurationError
+from hexrag.domain.errors import ConfigurationError
 from hexrag.ports.cache import KV_NAMESPACES
 
 if TYPE_CHECKING:

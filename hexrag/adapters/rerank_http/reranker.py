@@ -14,14 +14,14 @@ from typing import Any
 
 import httpx
 
-from hexrag.core.errors import (
+from hexrag.domain.errors import (
     BackendError,
     BackendTimeout,
     BackendUnavailable,
     ConfigurationError,
     HexragError,
 )
-from hexrag.core.model import RerankResult
+from hexrag.domain.records import RerankResult
 
 __all__ = ["HttpReranker", "build_payload", "parse_results"]
 

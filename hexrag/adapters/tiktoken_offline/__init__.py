@@ -52,7 +52,6 @@ from typing import Any
 
 import tiktoken
 
-from hexrag.core.errors import ConfigurationError
 from hexrag.core.tokenizer import (
     TokenBudgetError,
     _generic_truncate,
@@ -60,6 +59,7 @@ from hexrag.core.tokenizer import (
     register_cache_clearer,
     register_default_tokenizer,
 )
+from hexrag.domain.errors import ConfigurationError
 
 __all__ = [
     "DEFAULT_ENCODING",

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from hexrag.core.ids import relation_id
-from hexrag.core.model import Chunk, Entity, Relation, VectorRecord
 from hexrag.core.source_ids import join_source_ids
+from hexrag.domain.records import Chunk, Entity, Relation, VectorRecord
 
 __all__ = [
     "chunk_from_kv",

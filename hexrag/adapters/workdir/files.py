@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from hexrag.core.errors import ConfigurationError
+from hexrag.domain.errors import ConfigurationError
 
 __all__ = [
     "DOC_STATUS_FILE",

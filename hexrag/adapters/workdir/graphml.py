@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import IO, Any
 from xml.parsers import expat
 
-from hexrag.core.errors import ConfigurationError
+from hexrag.domain.errors import ConfigurationError
 
 __all__ = ["GraphMLData", "read_graphml", "write_graphml"]
 

@@ -32,7 +32,7 @@ from typing import IO, Any
 
 from hexrag.adapters.memory import MemoryCache
 from hexrag.adapters.workdir.files import AtomicWriter, read_json_kv, write_json_kv
-from hexrag.core.errors import ConfigurationError
+from hexrag.domain.errors import ConfigurationError
 from hexrag.ports.cache import KV_NAMESPACES, Cache
 
 __all__ = ["kv_file_name", "load_kv", "save_kv", "stage_kv"]

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from hexrag.core.errors import ConfigurationError
+from hexrag.domain.errors import ConfigurationError
 from hexrag.ports.stack import StackManifest
 
 __all__ = ["MANIFEST_FILE", "WorkdirManifestStore"]

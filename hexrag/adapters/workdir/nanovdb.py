@@ -53,7 +53,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from hexrag.core.errors import ConfigurationError
+from hexrag.domain.errors import ConfigurationError
 
 __all__ = ["NanoFile", "decode_row_vector", "encode_row_vector", "read_nano_vdb", "write_nano_vdb"]
 

@@ -27,8 +27,8 @@ import numpy as np
 from hexrag.adapters.memory import MemoryVectorIndex
 from hexrag.adapters.memory.prefilter import row_products
 from hexrag.adapters.memory.vector_index import TieOrder
-from hexrag.core.model import VectorRecord
 from hexrag.core.pick import cosine_from_dots, cosine_scores, row_norms
+from hexrag.domain.records import VectorRecord
 
 __all__ = ["NanoRowVectorIndex"]
 

@@ -70,9 +70,9 @@ from hexrag.adapters.workdir.validate import (
     require_whole_files,
     validate_kv_bytes,
 )
-from hexrag.core.errors import ConfigurationError, NotFound
-from hexrag.core.model import Relation
 from hexrag.core.source_ids import join_source_ids, parse_source_ids
+from hexrag.domain.errors import ConfigurationError, NotFound
+from hexrag.domain.records import Relation
 from hexrag.ports.cache import KV_NAMESPACES
 
 __all__ = [

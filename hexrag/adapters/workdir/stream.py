@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from hexrag.core.errors import ConfigurationError
-from hexrag.core.model import VectorRecord
+from hexrag.domain.errors import ConfigurationError
+from hexrag.domain.records import VectorRecord
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 from .convert import vector_row_to_record

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hexrag.adapters.workdir.files import GRAPH_FILE, VDB_FILES, is_lightrag_file
-from hexrag.core.errors import ConfigurationError
+from hexrag.domain.errors import ConfigurationError
 
 __all__ = [
     "BlankFile",
