@@ -97,7 +97,7 @@ def _stores(stack: Any, model: str) -> Any:
 
 
 def _source(workdir: Path) -> tuple[Any, float]:
-    from hexrag.adapters.workdir.stream import open_workdir_source
+    from hexrag.adapters.workdir.source import open_workdir_source
     from hexrag.devtools.lightrag_data import parity_embedder
 
     embedder = parity_embedder(DIM)

@@ -369,15 +369,15 @@ async def open_copy_source(
 
     A LightRAG working directory holding its three ``vdb_*.json`` files is **streamed**: its
     vectors are read page by page from the files
-    (:func:`hexrag.adapters.workdir.stream.open_workdir_source`, about 0.15 GB at 100k
+    (:func:`hexrag.adapters.workdir.source.open_workdir_source`, about 0.15 GB at 100k
     entities where :func:`open_stack` holds 2 GB); those sections can only be scanned, not
     queried. Anything else is :func:`open_stack`'s stores.
     """
     path = Path(spec).expanduser()
     say = progress or (lambda _m: None)
     if not _is_config(path):
+        from hexrag.adapters.workdir.source import close_workdir_source, open_workdir_source
         from hexrag.adapters.workdir.stack import missing_query_files, resolve_workdir
-        from hexrag.adapters.workdir.stream import close_workdir_source, open_workdir_source
 
         if workspace:
             from hexrag.config import validate_workspace

@@ -19,7 +19,7 @@ import pytest
 
 from hexrag.adapters.memory import HashingEmbedder
 from hexrag.adapters.workdir import empty_workdir_stack, load_workdir, save_workdir
-from hexrag.adapters.workdir.stream import close_workdir_source, open_workdir_source
+from hexrag.adapters.workdir.source import close_workdir_source, open_workdir_source
 from hexrag.bootstrap import compose_engine
 from hexrag.devtools.lightrag_data import require_lightrag
 from hexrag.transfer import StackStores, export_stack, import_archive

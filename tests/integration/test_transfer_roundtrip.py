@@ -118,7 +118,7 @@ def test_streamed_directory_lists_what_the_loaded_directory_lists(
 
     import numpy as np
 
-    from hexrag.adapters.workdir.stream import close_workdir_source, open_workdir_source
+    from hexrag.adapters.workdir.source import close_workdir_source, open_workdir_source
     from hexrag.ports.scan import scan_all
 
     embedder = parity_world.embedders[key]

@@ -14,7 +14,8 @@ import pytest
 import hexrag.adapters.workdir.stream as stream_mod
 from hexrag.adapters.workdir import load_workdir
 from hexrag.adapters.workdir.nanovdb import write_nano_vdb
-from hexrag.adapters.workdir.stream import NanoVectorStream, open_workdir_source
+from hexrag.adapters.workdir.source import close_workdir_source, open_workdir_source
+from hexrag.adapters.workdir.stream import NanoVectorStream
 from hexrag.core.errors import ConfigurationError
 from hexrag.ports.cache import KV_NAMESPACES
 
@@ -124,7 +125,7 @@ def test_the_source_holds_graph_chunks_and_streams(tmp_path: Path) -> None:
                       "edges": 0, "text_chunks": 5, "llm_cache": None, "doc_status": 0,
                       "fragments": 0, **dict.fromkeys(KV_NAMESPACES)}
     assert isinstance(source.relationships, NanoVectorStream)
-    stream_mod.close_workdir_source(source)
+    close_workdir_source(source)
 
 
 def _corrupt(tmp: Path, edit: Any) -> Path:

@@ -2,12 +2,12 @@
 
 :func:`load_workdir` builds query-ready indexes of a whole working directory (about 2 GB for
 100k entities and 200k relations). Copying a directory somewhere else needs none of that: it
-only lists the records once. :func:`open_workdir_source` gives the three vector sections as
-:class:`NanoVectorStream` objects that read their NanoVectorDB file sequentially, a page at a
-time, so the largest files (the relation vectors: 760 MB at 100k entities) never sit in
-memory; the graph, the text chunks, the LLM cache, the documents (status rows, fragments)
-and LightRAG's key-value namespaces are loaded as :func:`load_workdir` loads them (they are
-the small part).
+only lists the records once. :func:`~hexrag.adapters.workdir.source.open_workdir_source`
+gives the three vector sections as :class:`NanoVectorStream` objects that read their
+NanoVectorDB file sequentially, a page at a time, so the largest files (the relation
+vectors: 760 MB at 100k entities) never sit in memory; the graph, the text chunks, the LLM
+cache, the documents (status rows, fragments) and LightRAG's key-value namespaces are loaded
+as :func:`load_workdir` loads them (they are the small part).
 
 A page holds what the loaded index's ``scan_records`` returns for the same rows, bit for bit
 (the same record fields, the matrix rows as stored in the file, never re-normalised, in file
@@ -40,7 +40,7 @@ from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 from .convert import vector_row_to_record
 from .nanovdb import _HEAD, _MATRIX_KEY
 
-__all__ = ["NanoVectorStream", "open_workdir_source"]
+__all__ = ["NanoVectorStream"]
 
 _WINDOW = 4 << 20  # bytes of row text decoded per step (grows for a larger row)
 _DATA_KEY = b'"data": ['
@@ -292,74 +292,3 @@ def _row_cursor(cursor: str) -> int:
     if value < 0:
         raise ConfigurationError(f"not a scan cursor of a NanoVectorDB file: {cursor!r}")
     return value
-
-
-def open_workdir_source(path: str | Path, *, embedding_model: str | None = None) -> Any:
-    """The stores of the working directory ``path`` for a copy (migration, export): a
-    :class:`~hexrag.transfer.StackStores` whose vector sections are
-    :class:`NanoVectorStream` objects (scan-only) and whose graph, chunk store, cache,
-    documents and key-value namespaces are loaded as
-    :func:`~hexrag.adapters.workdir.load_workdir` loads them.
-
-    The directory must hold the three ``vdb_*.json`` files (an absent one is an empty
-    section only when it is absent altogether: use :func:`load_workdir` for partial
-    directories). Call :func:`close_workdir_source` (or let the process end) to release the
-    files. Synchronous and CPU-bound for the graph: call it through ``asyncio.to_thread``.
-    """
-    from hexrag.transfer.archive import StackStores
-
-    from .kv import load_kv
-    from .stack import (
-        GRAPH_FILE,
-        VDB_FILES,
-        _gc_paused,
-        load_chunk_store,
-        load_documents,
-        load_graph,
-        load_llm_cache,
-    )
-
-    directory = Path(path)
-    missing = [name for name in VDB_FILES.values() if not (directory / name).is_file()]
-    if missing:
-        raise ConfigurationError(
-            f"{directory}: {', '.join(missing)} missing; a streamed copy needs every vector file"
-        )
-    streams: dict[str, NanoVectorStream] = {}
-    try:
-        for ns, name in VDB_FILES.items():
-            streams[ns] = NanoVectorStream(directory / name, ns)
-        if len({s.dim for s in streams.values()}) != 1:
-            listing = ", ".join(f"{VDB_FILES[ns]}={s.dim}" for ns, s in streams.items())
-            raise ConfigurationError(
-                f"the vector files of {directory} disagree on embedding_dim ({listing})"
-            )
-        with _gc_paused():
-            graph = load_graph(directory / GRAPH_FILE)
-            chunk_store = load_chunk_store(directory)
-            cache = load_llm_cache(directory)
-            documents = load_documents(directory)
-            kv = load_kv(directory)
-    except BaseException:
-        for opened in streams.values():
-            opened.close()
-        raise
-    return StackStores(
-        entities=streams["entities"],  # type: ignore[arg-type]  # scan-only sections
-        relationships=streams["relationships"],  # type: ignore[arg-type]
-        chunks=streams["chunks"],  # type: ignore[arg-type]
-        graph=graph,
-        chunk_store=chunk_store,
-        cache=cache,
-        embedding_model=embedding_model,
-        documents=documents,
-        kv=dict(kv),
-    )
-
-
-def close_workdir_source(stores: Any) -> None:
-    """Release the files of a source from :func:`open_workdir_source`."""
-    for name in ("entities", "relationships", "chunks"):
-        section = getattr(stores, name, None)
-        if isinstance(section, NanoVectorStream):
-            section.close()
