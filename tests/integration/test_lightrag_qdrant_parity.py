@@ -1,0 +1,149 @@
+"""hexrag served in place on a LightRAG 1.5.7 Qdrant deployment (embedded Qdrant, no server).
+
+The deployment is written by LightRAG's own classes (``QdrantVectorDBStorage`` with
+model-suffixed ``lightrag_vdb_*`` collections in an embedded Qdrant directory, ``JsonKVStorage``
+and ``NetworkXStorage`` in the working directory). Embedded Qdrant allows one client per
+directory, so LightRAG answers every query first (its own client, closed by
+``finalize_storages``), then hexrag opens the same directory with
+:class:`hexrag.adapters.qdrant.QdrantVectorIndex` in LightRAG's layout, the graph and text
+chunks from the working directory, and must answer every keyword query in every mode as
+LightRAG did: WEIGHT picking exactly, VECTOR picking with chunks as sets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("qdrant_client", reason="the qdrant extra: pip install 'hexrag[qdrant]'")
+
+from hexrag.devtools.lightrag_data import (
+    PARITY_DATASETS,
+    diff_query_data,
+    generate_dataset,
+    hexrag_query_data,
+    keyword_queries,
+    lightrag_query_data,
+    parity_embedder,
+    parity_settings,
+    require_lightrag,
+)
+
+pytestmark = [pytest.mark.parity]
+
+require_lightrag()
+
+KEY = "flat300"
+WORKSPACE = "lr_qdrant_parity"
+MODES = ("local", "global", "hybrid", "mix", "naive")
+PICKS = ("WEIGHT", "VECTOR")
+QUERIES = keyword_queries(generate_dataset(PARITY_DATASETS[KEY]), 5)
+
+
+@dataclass
+class World:
+    qdrant_path: Path
+    working_dir: Path
+    embedder: Any
+    #: (pick, mode, query label) -> (LightRAG's result, hexrag's result)
+    results: dict[tuple[str, str, str], tuple[dict[str, Any], dict[str, Any]]] = field(
+        default_factory=dict
+    )
+    collections: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+async def _lightrag_answers(w: World, pick: str) -> dict[tuple[str, str], dict[str, Any]]:
+    from hexrag.devtools.lightrag_qdrant import make_lightrag_qdrant
+
+    rag = make_lightrag_qdrant(w.qdrant_path, w.embedder, working_dir=w.working_dir,
+                               workspace=WORKSPACE, kg_chunk_pick_method=pick)
+    await rag.initialize_storages()
+    try:
+        if not w.collections:
+            w.collections = sorted(c.name for c in rag.chunks_vdb._client.get_collections()
+                                   .collections)
+        return {(mode, q.label): await lightrag_query_data(rag, mode, q)
+                for mode in MODES for q in QUERIES}
+    finally:
+        await rag.finalize_storages()
+
+
+async def _hexrag_answers(
+    w: World, pick: str, indexes: dict[str, Any]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    from hexrag.adapters.workdir import load_graph
+    from hexrag.adapters.workdir.stack import load_chunk_store
+    from hexrag.core.engine import QueryEngine
+
+    directory = w.working_dir / WORKSPACE
+    engine = QueryEngine(
+        **indexes, graph=load_graph(directory), chunk_store=load_chunk_store(directory),
+        embedder=w.embedder, settings=parity_settings(pick),
+    )
+    return {(mode, q.label): await hexrag_query_data(engine, mode, q)
+            for mode in MODES for q in QUERIES}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    from hexrag.adapters.qdrant import open_qdrant_indexes
+    from hexrag.devtools.lightrag_qdrant import MODEL_NAME, write_lightrag_qdrant
+
+    base = tmp_path_factory.mktemp("lightrag-qdrant")
+    w = World(base / "qdrant", base / "rag", parity_embedder())
+    dataset = generate_dataset(PARITY_DATASETS[KEY])
+
+    async def build() -> None:
+        await write_lightrag_qdrant(dataset, w.qdrant_path, w.embedder,
+                                    working_dir=w.working_dir, workspace=WORKSPACE)
+        lightrag = {pick: await _lightrag_answers(w, pick) for pick in PICKS}
+        indexes, client = open_qdrant_indexes(
+            str(w.qdrant_path), dim=w.embedder.dim, layout="lightrag", workspace=WORKSPACE,
+            model_name=MODEL_NAME,
+        )
+        try:
+            w.counts = {ns: await index.count() for ns, index in indexes.items()}
+            for pick in PICKS:
+                hexrag = await _hexrag_answers(w, pick, indexes)
+                for (mode, label), lr in lightrag[pick].items():
+                    w.results[(pick, mode, label)] = (lr, hexrag[(mode, label)])
+        finally:
+            await client.close()
+
+    asyncio.run(build())
+    yield w
+
+
+def test_collections_are_lightrags_own(world: World) -> None:
+    """LightRAG created its model-suffixed collections; hexrag reads every point of the
+    workspace in each (LightRAG's point ids and workspace filter)."""
+    from hexrag.devtools.lightrag_qdrant import MODEL_NAME
+
+    dim = world.embedder.dim
+    assert world.collections == sorted(
+        f"lightrag_vdb_{ns}_{MODEL_NAME}_{dim}d" for ns in ("chunks", "entities", "relationships")
+    )
+    dataset = generate_dataset(PARITY_DATASETS[KEY])
+    assert world.counts["chunks"] == len(dataset.chunks)
+    assert world.counts["entities"] > 0 and world.counts["relationships"] > 0
+
+
+@pytest.mark.parametrize("pick", PICKS)
+@pytest.mark.parametrize("mode", MODES)
+def test_query_data_equals_lightrag_on_qdrant(world: World, mode: str, pick: str) -> None:
+    diffs: list[str] = []
+    found = 0
+    for q in QUERIES:
+        lr, hx = world.results[(pick, mode, q.label)]
+        assert lr.get("status") == "success", lr.get("message")
+        found += len(lr["data"]["chunks"]) + len(lr["data"]["entities"])
+        for d in diff_query_data(lr, hx, exact=pick == "WEIGHT"):
+            diffs.append(f"{q.label}: {d}")
+    assert not diffs, f"mode={mode} pick={pick}:\n" + "\n".join(diffs[:20])
+    assert found > 3 * len(QUERIES), "the queries must retrieve something"
