@@ -48,6 +48,7 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "pgvector": ("pgvector", "postgres"),
     "milvus": ("pymilvus", "milvus"),
     "milvus-lite": ("milvus_lite", "milvus"),
+    "qdrant": ("qdrant_client", "qdrant"),
     "redis": ("redis", "redis"),
     "neo4j": ("neo4j", "neo4j"),
     "openai": ("openai", "openai"),
@@ -495,6 +496,9 @@ class StackBuilder:
                     pool, namespace=name, dim=dim, workspace=pg_ws,  # type: ignore[arg-type]
                     model_name=model, cosine_threshold=threshold, timeout=timeout,
                 )
+        elif vspec.kind == "qdrant":
+            out.update(self._qdrant(vspec.url, dim, layout="lightrag", workspace=ws,
+                                    model_name=model))
         else:
             _require("milvus", "vector_index = milvus")
             if vspec.url.endswith(".db"):
@@ -598,6 +602,9 @@ class StackBuilder:
                     pool, namespace=name, dim=dim, cosine_threshold=threshold,
                     **self._pg_options(core=True),
                 )
+        elif spec.kind == "qdrant":
+            assert spec.url is not None
+            out.update(self._qdrant(spec.url, dim, layout="hexrag", prefix=self.plan.namespace))
         else:  # milvus
             assert spec.url is not None
             _require("milvus", "vector_index = milvus")
@@ -620,6 +627,17 @@ class StackBuilder:
                 out[name] = index
                 self.closers.append((f"milvus {name}", index.close))
         return out
+
+    def _qdrant(self, url: str, dim: int, **options: Any) -> dict[str, Any]:
+        """The three Qdrant indexes at ``url`` on one client (closed with the stack)."""
+        _require("qdrant", "vector_index = qdrant://")
+        from hexrag.adapters.qdrant import open_qdrant_indexes
+
+        self.say(f"Qdrant at {redact_url(url)} ({options['layout']} layout)")
+        indexes, client = open_qdrant_indexes(
+            url, dim=dim, cosine_threshold=self.settings.cosine_threshold, **options)
+        self.closers.append(("qdrant", client.close))
+        return dict(indexes)
 
     async def graph_store(self) -> GraphStore:
         spec = self.plan.stores["graph_store"]

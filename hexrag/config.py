@@ -1,15 +1,15 @@
 """Configuration: the one place that parses URLs (or a TOML file) into a stack's plan.
 
 It only parses (no connection, no driver import): :mod:`hexrag.builder` opens what a
-:class:`StackConfig` names and :mod:`hexrag.bootstrap` assembles it (``build_stack``,
-``open_stack``); ``Stack``, ``build_stack``, ``build_engine`` and ``build_llm`` are still
-importable from here for code written before.
+:class:`StackConfig` names and :mod:`hexrag.bootstrap` assembles it (``Stack``,
+``build_stack``, ``build_engine``, ``build_llm``, ``open_stack``).
 
 A stack is the five stores, the cache, the embedder, the LLM and the reranker. Each is named
 by a short spec::
 
     vector_index   memory | postgresql://... | milvus:///abs/path.db | milvus://host:19530
                    | http(s)://host:19530 (a Milvus server)
+                   | qdrant:///abs/dir (embedded Qdrant) | qdrant://host:6333
     graph_store    memory | postgresql://... | neo4j://... | bolt://... (+s / +ssc variants)
     chunk_store    memory | redis://... | rediss://... | postgresql://...
     cache          memory | redis://... | postgresql://... | none
@@ -87,7 +87,7 @@ __all__ = [
     "workspace_config",
 ]
 
-StoreKind = Literal["memory", "postgres", "milvus", "redis", "neo4j", "none"]
+StoreKind = Literal["memory", "postgres", "milvus", "qdrant", "redis", "neo4j", "none"]
 StoreRole = Literal["vector_index", "graph_store", "chunk_store", "cache"]
 
 _NAMESPACE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
@@ -107,18 +107,19 @@ _POSTGRES = ("postgres", "postgresql")
 _NEO4J = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
 _REDIS = ("redis", "rediss", "unix")
 _MILVUS = ("milvus",)
+_QDRANT = ("qdrant",)
 _HTTP = ("http", "https")
 
 #: Which backends each store role accepts (``memory`` is accepted by all).
 _ALLOWED: dict[str, tuple[StoreKind, ...]] = {
-    "vector_index": ("memory", "postgres", "milvus"),
+    "vector_index": ("memory", "postgres", "milvus", "qdrant"),
     "graph_store": ("memory", "postgres", "neo4j"),
     "chunk_store": ("memory", "postgres", "redis"),
     "cache": ("memory", "postgres", "redis", "none"),
 }
 _EXAMPLES: dict[str, str] = {
     "vector_index": "memory, postgresql://user@host/db, milvus:///path/to/file.db, "
-    "http://milvus-host:19530",
+    "http://milvus-host:19530, qdrant:///path/to/dir, qdrant://qdrant-host:6333",
     "graph_store": "memory, postgresql://user@host/db, neo4j://host:7687, bolt://host:7687",
     "chunk_store": "memory, redis://host:6379/0, postgresql://user@host/db",
     "cache": "memory, redis://host:6379/0, postgresql://user@host/db, none",
@@ -194,6 +195,9 @@ def parse_store(role: StoreRole, spec: str) -> StoreSpec:
         url = _milvus_uri(text)
     elif scheme in _HTTP and role == "vector_index":
         found = "milvus"
+    elif scheme in _QDRANT:
+        found = "qdrant"
+        url = _qdrant_url(text)
     if found is None or found not in allowed:
         shown = redact_url(text) if text else "''"
         raise ConfigurationError(
@@ -214,6 +218,17 @@ def _milvus_uri(text: str) -> str:
     if rest.endswith(".db"):
         return unquote(rest)
     return f"http://{rest}"
+
+
+def _qdrant_url(text: str) -> str:
+    """``qdrant:///abs/dir`` -> the embedded directory; ``qdrant://host:port`` -> ``http://``."""
+    rest = text.split("://", 1)[1]
+    if not rest or rest == "/":
+        raise ConfigurationError(
+            "vector_index = 'qdrant://' names no database: use qdrant:///path/to/dir "
+            "(embedded Qdrant) or qdrant://host:6333 (a server)"
+        )
+    return unquote(rest) if rest.startswith(("/", ".")) else f"http://{rest}"
 
 
 @dataclass(frozen=True)
@@ -581,7 +596,7 @@ class StackConfig(BaseSettings):
     def _check_lightrag_layout(self, stores: Mapping[str, StoreSpec]) -> None:
         """``layout = lightrag``: which LightRAG 1.5.7 storages each role can be."""
         allowed = {
-            "vector_index": ("postgres", "milvus"),
+            "vector_index": ("postgres", "milvus", "qdrant"),
             "chunk_store": ("postgres", "redis"),
             "graph_store": ("postgres", "neo4j", "memory"),
         }
@@ -597,7 +612,8 @@ class StackConfig(BaseSettings):
         if wrong:
             raise ConfigurationError(
                 "layout = lightrag reads a LightRAG 1.5.7 deployment in place: vector_index "
-                "is PGVectorStorage (postgresql://) or MilvusVectorDBStorage (milvus://), "
+                "is PGVectorStorage (postgresql://), MilvusVectorDBStorage (milvus://) or "
+                "QdrantVectorDBStorage (qdrant://), "
                 "chunk_store PGKVStorage (postgresql://) or RedisKVStorage (redis://), "
                 "graph_store PGTableGraphStorage (postgresql://), Neo4JStorage (neo4j://) or "
                 "NetworkXStorage (memory, with workdir = LightRAG's working_dir); got "

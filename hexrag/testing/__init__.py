@@ -48,27 +48,32 @@ base class                  fixture to override          capability flags (class
 ``VectorIndexContract`` is the sum of capability mixins - ``VectorWriteContract``,
 ``VectorQueryContract``, ``VectorReadContract``, ``VectorPropertyContract``,
 ``VectorScanContract`` - each usable alone (same fixture) for a backend that offers part of
-the port. A flag that is off makes its test skip itself. A test your backend cannot pass is weakened
-only with a strict xfail that says why::
+the port. A flag that is off makes its test skip itself. A complete opt-in (it runs as
+written: ``tests/unit/test_testing_docstring.py`` executes it; put your adapter where the
+memory one is, and drop your collection / table / key prefix at teardown)::
 
     import pytest
+
+    from hexrag.adapters.memory import MemoryVectorIndex
     from hexrag.testing import VectorIndexContract
 
-    class TestPgVectorIndex(VectorIndexContract):
-        preserves_source_id_form = False       # text[] column: list in, list out
 
+    class TestMyVectorIndex(VectorIndexContract):
         @pytest.fixture
-        async def vector_index_factory(self, pg_pool, unique_prefix):
+        async def vector_index_factory(self):
             made = []
+
             def make(namespace, dim, cosine_threshold):
-                index = PgVectorIndex(pg_pool, namespace=namespace, dim=dim,
-                                      cosine_threshold=cosine_threshold,
-                                      workspace=f"{unique_prefix}_{len(made)}")
+                index = MemoryVectorIndex(namespace, dim, cosine_threshold=cosine_threshold)
                 made.append(index)
                 return index
+
             yield make
-            for index in made:
-                await index.drop()
+            made.clear()  # a real backend drops the collections / tables it made here
+
+A test your backend cannot pass is weakened only with a strict xfail that says why (in the
+class body above; ``tests/contract/test_qdrant_contract.py`` shows a helper that does it for
+several tests)::
 
         @pytest.mark.xfail(strict=True, reason="pgvector rounds to float16 at the boundary")
         async def test_threshold_is_inclusive(self, vector_index_factory):

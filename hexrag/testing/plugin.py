@@ -4,8 +4,9 @@ project's pytest configuration.
 Installed with hexrag, it is active in every pytest run of an environment that has hexrag, and
 it only touches classes derived from a contract base (:data:`CONTRACT_BASES`):
 
-* every ``async def`` test of such a class gets ``pytest.mark.asyncio``, so pytest-asyncio runs
-  it in *strict* mode too (auto mode would have run it anyway);
+* every ``async def`` test of such a class (a hypothesis ``@given`` one included) gets
+  ``pytest.mark.asyncio``, so pytest-asyncio runs it in *strict* mode too (auto mode would have
+  run it anyway);
 * an ``async def`` fixture that such a class defines with a plain ``@pytest.fixture`` (the
   fixture a backend overrides) is run by pytest-asyncio as if it were declared with
   ``@pytest_asyncio.fixture``.
@@ -59,7 +60,7 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: Any) 
         isinstance(collector, pytest.Class)
         and is_contract_class(collector.obj)
         and name.startswith("test")
-        and _async(obj)
+        and (_async(obj) or _async(getattr(getattr(obj, "hypothesis", None), "inner_test", None)))
     ):
         marks = getattr(obj, "pytestmark", [])
         if not any(getattr(m, "name", None) == "asyncio" for m in marks):

@@ -76,7 +76,8 @@ def _unavailable(exc: BaseException) -> bool:
 
 
 def _locked(exc: BaseException) -> bool:
-    return isinstance(exc, RuntimeError) and "already accessed by another instance" in _describe(exc)
+    text = _describe(exc)
+    return isinstance(exc, RuntimeError) and "already accessed by another instance" in text
 
 
 def _refused(exc: BaseException) -> bool:
