@@ -7,43 +7,78 @@ Quick start (everything in memory)::
                              "graph": ..., "chunk_store": ...}, embedder=...)
     data = await engine.query_data("Which CRM features does Acme ship?",
                                    QueryParam(mode="hybrid", scope=QueryScope(product_id="p1")))
+
+Importing ``hexrag`` loads nothing: each name below is imported from its home module the
+first time it is used, so ``import hexrag.domain`` (or any other light module) does not pull
+in the configuration, the adapters or the tokenizer.
 """
 
-# the default tokenizer (tiktoken's o200k_base, offline) registers itself with the core
-import hexrag.adapters.tiktoken_offline
-import hexrag.bootstrap
-import hexrag.config
-from hexrag.bootstrap import build_engine, compose_engine, open_copy_source, open_stack
-from hexrag.config import StackConfig, load_config
-from hexrag.core.engine import QueryEngine, QueryResult
-from hexrag.core.errors import (
-    BackendError,
-    BackendTimeout,
-    BackendUnavailable,
-    ConfigurationError,
-    HexragError,
-    InvalidQuery,
-    InvalidScope,
-    NotFound,
-)
-from hexrag.core.model import (
-    Chunk,
-    EngineSettings,
-    Entity,
-    QueryParam,
-    QueryScope,
-    Relation,
-    VectorHit,
-    VectorRecord,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hexrag.bootstrap import build_engine, compose_engine, open_copy_source, open_stack
+    from hexrag.config import StackConfig, load_config
+    from hexrag.core.engine import QueryEngine, QueryResult
+    from hexrag.domain.errors import (
+        BackendError,
+        BackendTimeout,
+        BackendUnavailable,
+        ConfigurationError,
+        HexragError,
+        InvalidQuery,
+        InvalidScope,
+        NotFound,
+    )
+    from hexrag.domain.params import EngineSettings, QueryParam
+    from hexrag.domain.records import Chunk, Entity, Relation, VectorHit, VectorRecord
+    from hexrag.domain.scope import QueryScope
 
 __version__ = "0.1.0"
 
-# Opening moved from hexrag.config (which only parses) to hexrag.bootstrap; code written before
-# still imports these names from hexrag.config.
-for _name in ("Stack", "build_stack", "build_engine", "build_llm"):
-    setattr(hexrag.config, _name, getattr(hexrag.bootstrap, _name))
-del _name
+#: Where each public name lives (imported on first use).
+_HOMES: dict[str, str] = {
+    **dict.fromkeys(
+        ("build_engine", "compose_engine", "open_copy_source", "open_stack"), "hexrag.bootstrap"
+    ),
+    **dict.fromkeys(("StackConfig", "load_config"), "hexrag.config"),
+    **dict.fromkeys(("QueryEngine", "QueryResult"), "hexrag.core.engine"),
+    **dict.fromkeys(
+        (
+            "BackendError",
+            "BackendTimeout",
+            "BackendUnavailable",
+            "ConfigurationError",
+            "HexragError",
+            "InvalidQuery",
+            "InvalidScope",
+            "NotFound",
+        ),
+        "hexrag.domain.errors",
+    ),
+    **dict.fromkeys(("EngineSettings", "QueryParam"), "hexrag.domain.params"),
+    **dict.fromkeys(
+        ("Chunk", "Entity", "Relation", "VectorHit", "VectorRecord"), "hexrag.domain.records"
+    ),
+    "QueryScope": "hexrag.domain.scope",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its home module the first time it is asked for."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'hexrag' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
+
 
 __all__ = [
     "BackendError",

@@ -87,12 +87,14 @@ def compose_engine(
     corpus_version: Any = None,
     store_cache: bool = True,
     fragments: Any = None,
+    tokenizer: Any = None,
 ) -> QueryEngine:
     """A :class:`QueryEngine` over ``stores`` (see the module docstring) and the models.
 
     ``cache`` defaults to the stores' own ``cache`` entry or attribute, when they have one
     (``store_cache=False``: no cache unless ``cache`` is given). ``fragments`` (for
     scope-correct descriptions) defaults to the stores' ``documents`` entry or attribute.
+    ``tokenizer`` defaults to the offline tiktoken ``gpt-4o-mini`` tokenizer.
     Raises :class:`~hexrag.core.errors.ConfigurationError` naming any missing store.
     """
     pick = _picker(stores)
@@ -109,8 +111,17 @@ def compose_engine(
     if fragments is not None:
         kwargs["fragments"] = fragments
     return QueryEngine(
-        **found, embedder=embedder, llm=llm, reranker=reranker, cache=cache, **kwargs
+        **found, embedder=embedder, llm=llm, reranker=reranker, cache=cache,
+        tokenizer=tokenizer if tokenizer is not None else _default_tokenizer(), **kwargs
     )
+
+
+def _default_tokenizer() -> Any:
+    """The tokenizer an engine or an ingestor gets when none is given: tiktoken's
+    ``o200k_base`` (LightRAG's ``gpt-4o-mini`` tokenizer), read offline."""
+    from hexrag.adapters.tiktoken_offline import default_tokenizer
+
+    return default_tokenizer()
 
 
 def compose_ingestor(
@@ -139,9 +150,7 @@ def compose_ingestor(
     pick = _picker(stores)
     found = _required(pick, "an ingestor")
     if tokenizer is None:
-        from hexrag.adapters.tiktoken_offline import default_tokenizer
-
-        tokenizer = default_tokenizer()
+        tokenizer = _default_tokenizer()
     if cache is None:
         cache = pick("cache")
     if kv is None:

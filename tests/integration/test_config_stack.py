@@ -18,7 +18,8 @@ import pytest
 
 from hexrag.adapters.memory import HashingEmbedder, MemoryCache
 from hexrag.adapters.workdir import WorkdirStack, load_workdir, save_workdir
-from hexrag.config import Stack, StackConfig, build_engine, build_stack, load_config
+from hexrag.bootstrap import Stack, build_engine, build_stack
+from hexrag.config import StackConfig, load_config
 from hexrag.core.engine import QueryEngine
 from hexrag.core.errors import BackendUnavailable, ConfigurationError
 from hexrag.core.model import Chunk, QueryParam, VectorRecord

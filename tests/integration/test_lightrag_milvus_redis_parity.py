@@ -164,7 +164,8 @@ def _toml(world: World, workspace: str, path: Path) -> Path:
 def test_a_stack_toml_serves_the_deployment_in_place(world: World, tmp_path: Path) -> None:
     """``layout = "lightrag"`` + ``workdir`` (LightRAG's working_dir: the NetworkX graph) +
     Milvus + Redis URLs: the configured engine answers as the engine above (and LightRAG)."""
-    from hexrag.config import build_stack, load_config
+    from hexrag.bootstrap import build_stack
+    from hexrag.config import load_config
 
     stack = world.run(build_stack(load_config(_toml(world, WORKSPACE, tmp_path / "s.toml"))))
     try:

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from hexrag.bootstrap import build_llm, build_stack
 from hexrag.config import (
     StackConfig,
-    build_llm,
-    build_stack,
     load_config,
     parse_embedder,
     parse_llm,
