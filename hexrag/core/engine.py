@@ -76,6 +76,11 @@ class QueryResult:
     cache_hit: bool = False
 
 
+def _epoch_seconds() -> int:
+    """The system clock in whole seconds: the engine's clock when none is injected."""
+    return int(time.time())
+
+
 def _budget_fields(param: QueryParam) -> dict[str, Any]:
     """The ``queryparam`` metadata LightRAG stores with keyword and answer cache entries."""
     return {
@@ -118,6 +123,8 @@ class QueryEngine:
             :class:`~hexrag.ports.DocumentStore`); with them a scoped query shows each
             entity's and relation's description as its in-scope sources wrote it
             (:mod:`hexrag.core.narrowing`), at the cost of one more call per scoped query.
+        clock: the epoch seconds stamped on the cache entries the engine writes (LightRAG's
+            ``create_time``/``update_time``); defaults to the system clock.
     """
 
     def __init__(
@@ -136,6 +143,7 @@ class QueryEngine:
         tokenizer: Tokenizer | None = None,
         corpus_version: Callable[[], Awaitable[str]] | None = None,
         fragments: FragmentReader | None = None,
+        clock: Callable[[], int] | None = None,
     ) -> None:
         self.stores = Stores(
             entities=entities,
@@ -152,6 +160,7 @@ class QueryEngine:
         self.tokenizer: Tokenizer = tokenizer or default_tokenizer()
         self.corpus_version = corpus_version
         self.fragments = fragments
+        self.clock: Callable[[], int] = clock if clock is not None else _epoch_seconds
 
     @property
     def _picking(self) -> Picking:
@@ -275,6 +284,7 @@ class QueryEngine:
             cache=self.cache if self._cache_enabled() else None,
             language=self.settings.summary_language,
             identity_json=self._identity_json("keyword"),
+            clock=self.clock,
             param_meta={
                 **_budget_fields(param),
                 "user_prompt": param.user_prompt or "",
@@ -518,7 +528,7 @@ class QueryEngine:
         answer = await self.llm.complete(run.query, system_prompt=sys_prompt, history=history)
         if use_cache and key is not None and answer:
             assert self.cache is not None
-            now = int(time.time())
+            now = self.clock()
             queryparam: dict[str, Any] = {
                 "answer_cache_version": ANSWER_CACHE_VERSION,
                 **_budget_fields(param),

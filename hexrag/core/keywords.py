@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -433,6 +432,7 @@ async def extract_keywords(
     language: str,
     identity_json: str,
     param_meta: Mapping[str, Any],
+    clock: Callable[[], int],
 ) -> KeywordResult:
     """Keywords of ``query`` as LightRAG's ``extract_keywords_only`` gets them, never empty-handed.
 
@@ -483,7 +483,7 @@ async def extract_keywords(
         return _basic(query, f"keyword LLM answer gave {reason}: {str(answer)[:200]!r}")
 
     if cache is not None:
-        now = int(time.time())
+        now = clock()
         created = existing.get("create_time") if existing else None
         await cache.set_many(
             {

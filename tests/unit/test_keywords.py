@@ -185,12 +185,15 @@ def test_prompt_parity_with_installed_lightrag() -> None:
 # --------------------------------------------------------------------------------------
 
 
+NOW = 1_700_000_000  # the injected clock: the epoch seconds stamped on cache entries
+
+
 async def _extract(
     llm: FakeLLM | None, cache: RecordingCache | None, query: str = QUERY
 ) -> KeywordResult:
     return await extract_keywords(
         query, mode="mix", llm=llm, cache=cache, language="English",
-        identity_json=IDENTITY, param_meta=META,
+        identity_json=IDENTITY, param_meta=META, clock=lambda: NOW,
     )
 
 
@@ -218,7 +221,7 @@ async def test_llm_then_cache_hit() -> None:
         "queryparam": META,
         "_id": KEY,
     }
-    assert isinstance(entry["create_time"], int) and entry["create_time"] == entry["update_time"]
+    assert entry["create_time"] == entry["update_time"] == NOW  # the injected clock's time
 
     second = await _extract(llm, cache)  # the script is empty: a call would fail
     assert second.source == "cache"
@@ -239,7 +242,7 @@ async def test_invalid_cache_entry_is_ignored_and_replaced() -> None:
     result = await _extract(scripted_llm(GOOD), cache)
     assert result.source == "llm"
     assert cache.data[KEY]["create_time"] == 5  # kept
-    assert cache.data[KEY]["update_time"] >= 5
+    assert cache.data[KEY]["update_time"] == NOW
     assert json.loads(cache.data[KEY]["return"])["low_level_keywords"] == ["Alice", "Acme Corp"]
 
 
@@ -261,7 +264,7 @@ async def test_valid_entry_in_another_mode_is_not_shared() -> None:
     assert cache.data[other_key]["return"] == GOOD
     hybrid = await extract_keywords(
         QUERY, mode="hybrid", llm=scripted_llm(), cache=cache, language="English",
-        identity_json=IDENTITY, param_meta=META,
+        identity_json=IDENTITY, param_meta=META, clock=lambda: NOW,
     )
     assert hybrid.source == "cache" and hybrid.ll == ["Alice", "Acme Corp"]
 
