@@ -27,7 +27,7 @@ from hexrag.devtools.lightrag_data import (
     write_lightrag_records,
 )
 
-__all__ = ["MODEL_NAME", "make_lightrag_qdrant", "write_lightrag_qdrant"]
+__all__ = ["MODEL_NAME", "init_lightrag_qdrant", "make_lightrag_qdrant", "write_lightrag_qdrant"]
 
 MODEL_NAME = "hashemb_v1"
 """The embedding model name (collections get ``_hashemb_v1_<dim>d``)."""
@@ -49,19 +49,21 @@ def make_lightrag_qdrant(
     kg_chunk_pick_method: str = "WEIGHT",
     cosine_threshold: float = 0.2,
     model_name: str = MODEL_NAME,
+    redis_url: str | None = None,
 ) -> Any:
-    """A ``LightRAG`` on embedded Qdrant at ``qdrant_path`` + its working directory, its three
-    vector storages sharing one ``QdrantClient(path=...)`` (then ``await
-    rag.initialize_storages()``)."""
+    """A ``LightRAG`` on embedded Qdrant at ``qdrant_path`` + its working directory (KV in
+    ``RedisKVStorage`` at ``redis_url`` when given), its three vector storages sharing one
+    ``QdrantClient(path=...)``; initialise it with :func:`init_lightrag_qdrant`."""
     register_offline_tiktoken()
     from lightrag import LightRAG
     from lightrag.utils import TiktokenTokenizer
     from qdrant_client import QdrantClient
 
     _quiet_lightrag()
-    with _env():
+    storages = dict(STORAGES, kv_storage="RedisKVStorage") if redis_url else STORAGES
+    with _env(redis_url):
         rag = _lightrag(LightRAG, TiktokenTokenizer, embedder, working_dir, workspace,
-                        kg_chunk_pick_method, cosine_threshold, model_name)
+                        kg_chunk_pick_method, cosine_threshold, model_name, storages)
     client = QdrantClient(path=str(qdrant_path))
     for storage in (rag.entities_vdb, rag.relationships_vdb, rag.chunks_vdb):
         storage._client = client
@@ -69,13 +71,15 @@ def make_lightrag_qdrant(
 
 
 @contextmanager
-def _env() -> Iterator[None]:
+def _env(redis_url: str | None = None) -> Iterator[None]:
     # LightRAG refuses to construct QdrantVectorDBStorage without QDRANT_URL; the client it would
     # open from it is never created (one is injected first), so the URL is never contacted.
     # QDRANT_WORKSPACE would override the workspace: it is unset for the duration.
-    old = {k: os.environ.get(k) for k in ("QDRANT_URL", "QDRANT_WORKSPACE")}
+    old = {k: os.environ.get(k) for k in ("QDRANT_URL", "QDRANT_WORKSPACE", "REDIS_URI")}
     os.environ["QDRANT_URL"] = "http://127.0.0.1:9"
     os.environ.pop("QDRANT_WORKSPACE", None)
+    if redis_url:
+        os.environ["REDIS_URI"] = redis_url
     try:
         yield
     finally:
@@ -89,6 +93,7 @@ def _env() -> Iterator[None]:
 def _lightrag(
     lightrag_cls: Any, tokenizer_cls: Any, embedder: Any, working_dir: str | Path,
     workspace: str, kg_chunk_pick_method: str, cosine_threshold: float, model_name: str,
+    storages: dict[str, str],
 ) -> Any:
     return lightrag_cls(
         working_dir=str(working_dir),
@@ -105,8 +110,14 @@ def _lightrag(
         user_prompt_prefix="",
         enable_llm_cache=True,
         rerank_model_func=None,
-        **STORAGES,
+        **storages,
     )
+
+
+async def init_lightrag_qdrant(rag: Any, redis_url: str | None = None) -> None:
+    """``rag.initialize_storages()`` with LightRAG's connection variables set."""
+    with _env(redis_url):
+        await rag.initialize_storages()
 
 
 async def write_lightrag_qdrant(
@@ -117,13 +128,15 @@ async def write_lightrag_qdrant(
     working_dir: str | Path,
     workspace: str,
     model_name: str = MODEL_NAME,
+    redis_url: str | None = None,
 ) -> None:
-    """Write ``dataset`` through LightRAG's own Qdrant, Json KV and NetworkX storage classes."""
+    """Write ``dataset`` through LightRAG's own Qdrant, KV (Json, or Redis at ``redis_url``)
+    and NetworkX storage classes."""
     rag = make_lightrag_qdrant(
         qdrant_path, embedder, working_dir=working_dir, workspace=workspace,
-        model_name=model_name,
+        model_name=model_name, redis_url=redis_url,
     )
-    await rag.initialize_storages()
+    await init_lightrag_qdrant(rag, redis_url)
     try:
         await write_lightrag_records(rag, dataset)
     finally:

@@ -147,3 +147,76 @@ def test_query_data_equals_lightrag_on_qdrant(world: World, mode: str, pick: str
             diffs.append(f"{q.label}: {d}")
     assert not diffs, f"mode={mode} pick={pick}:\n" + "\n".join(diffs[:20])
     assert found > 3 * len(QUERIES), "the queries must retrieve something"
+
+
+@pytest.mark.backend("redis")
+def test_a_stack_toml_serves_a_qdrant_redis_deployment(world: World, tmp_path: Path) -> None:
+    """A second workspace in the same Qdrant collections, its KV in LightRAG's
+    ``RedisKVStorage``: ``layout = "lightrag"`` + ``workdir`` (the NetworkX graph) +
+    ``vector_index = "qdrant:///dir"`` + the Redis URL build a stack through the ordinary
+    builder that answers as LightRAG does there, and the first workspace's points are untouched
+    (LightRAG's ``workspace_id`` filter, kept by hexrag's reads)."""
+    import uuid
+
+    from hexrag.adapters.qdrant import QdrantVectorIndex, open_qdrant_indexes
+    from hexrag.bootstrap import build_stack
+    from hexrag.config import load_config
+    from hexrag.devtools.lightrag_qdrant import (
+        MODEL_NAME,
+        init_lightrag_qdrant,
+        make_lightrag_qdrant,
+        write_lightrag_qdrant,
+    )
+    from tests.services.redis import redis_server_url
+
+    redis_url = redis_server_url()
+    ws = "lr_qdrant_toml_" + uuid.uuid4().hex[:8]
+    dataset = generate_dataset(PARITY_DATASETS[KEY])
+    toml = tmp_path / "stack.toml"
+    toml.write_text(
+        f'layout = "lightrag"\nworkdir = "{world.working_dir}"\nworkspace = "{ws}"\n'
+        f'vector_index = "qdrant://{world.qdrant_path}"\nchunk_store = "{redis_url}"\n'
+        f'cache = "{redis_url}"\nlightrag_model_name = "{MODEL_NAME}"\n'
+        'embedder = "hexrag.devtools.lightrag_data:parity_embed"\n'
+        '[settings]\nkg_chunk_pick_method = "WEIGHT"\n'
+        'relation_lookup = {local = "pair", global = "pair", hybrid = "pair", mix = "pair"}\n',
+        encoding="utf-8",
+    )
+    modes = ("local", "hybrid", "mix", "naive")
+
+    async def run() -> tuple[dict[tuple[str, str], Any], dict[tuple[str, str], Any], int]:
+        await write_lightrag_qdrant(dataset, world.qdrant_path, world.embedder,
+                                    working_dir=world.working_dir, workspace=ws,
+                                    redis_url=redis_url)
+        rag = make_lightrag_qdrant(world.qdrant_path, world.embedder,
+                                   working_dir=world.working_dir, workspace=ws,
+                                   redis_url=redis_url)
+        await init_lightrag_qdrant(rag, redis_url)
+        try:
+            want = {(m, q.label): await lightrag_query_data(rag, m, q)
+                    for m in modes for q in QUERIES[:3]}
+        finally:
+            await rag.finalize_storages()
+        stack = await build_stack(load_config(toml))
+        try:
+            inner = getattr(stack.stores.entities, "inner", stack.stores.entities)
+            assert isinstance(inner, QdrantVectorIndex)
+            assert inner.collection == f"lightrag_vdb_entities_{MODEL_NAME}_{world.embedder.dim}d"
+            got = {(m, q.label): await hexrag_query_data(stack.engine, m, q)
+                   for m in modes for q in QUERIES[:3]}
+        finally:
+            await stack.aclose()
+        indexes, client = open_qdrant_indexes(
+            str(world.qdrant_path), dim=world.embedder.dim, layout="lightrag",
+            workspace=WORKSPACE, model_name=MODEL_NAME)
+        try:
+            first = await indexes["chunks"].count()
+        finally:
+            await client.close()
+        return want, got, first
+
+    want, got, first = asyncio.run(run())
+    for key, lr in want.items():
+        assert lr.get("status") == "success", lr.get("message")
+        assert not diff_query_data(lr, got[key]), key
+    assert first == world.counts["chunks"]
