@@ -1,8 +1,9 @@
 """Tokens: the :class:`Tokenizer` port and LightRAG 1.5.7's token-budget truncation, stated plainly.
 
 The core reads no file and loads no model: a tokenizer is given to the engine (the default one,
-tiktoken's ``o200k_base`` loaded offline, lives in :mod:`hexrag.adapters.tiktoken_offline`, which
-registers itself here through :func:`register_default_tokenizer` when ``hexrag`` is imported).
+tiktoken's ``o200k_base`` loaded offline, lives in :mod:`hexrag.adapters.tiktoken_offline`;
+the composition root, :func:`hexrag.bootstrap.compose_engine`, passes it, and importing that
+adapter also registers it here through :func:`register_default_tokenizer`).
 
 This module states LightRAG's rules with nothing but ``encode``:
 
@@ -93,12 +94,13 @@ def register_cache_clearer(clear: Callable[[], None]) -> None:
 
 
 def default_tokenizer() -> Tokenizer:
-    """The registered default tokenizer (tiktoken's ``o200k_base`` once ``hexrag`` is
-    imported); :class:`~hexrag.core.errors.ConfigurationError` when none is registered."""
+    """The registered default tokenizer (tiktoken's ``o200k_base`` once
+    :mod:`hexrag.adapters.tiktoken_offline` is imported);
+    :class:`~hexrag.core.errors.ConfigurationError` when none is registered."""
     if _DEFAULT_FACTORY is None:
         raise ConfigurationError(
-            "no default tokenizer is registered: pass tokenizer=... or import hexrag (which "
-            "registers tiktoken's o200k_base from hexrag.adapters.tiktoken_offline)"
+            "no default tokenizer is registered: pass tokenizer=... (or build the engine with "
+            "hexrag.bootstrap.compose_engine, which passes tiktoken's o200k_base)"
         )
     return _DEFAULT_FACTORY()
 
