@@ -146,3 +146,21 @@ def test_unscoped_answers_show_the_stored_source_ids(full: Any) -> None:
             seen_other_products |= any(r is not None and not chunk_in_scope(SCOPE, r)
                                        for r in recs)
     assert seen_other_products  # the data does hold ids a scope must drop
+
+
+def test_the_scoped_llm_context_names_no_out_of_scope_chunk(full: Any) -> None:
+    """LightRAG's context carries no chunk id lists (entities and relations show entity,
+    type, description; chunks their reference id and content): under a scope it names no
+    out-of-scope chunk id and holds no out-of-scope chunk's text."""
+    engine = compose_engine(full.engine_stores(), embedder=HashingEmbedder(DIM), cache=None)
+    outside = [c for c in full.chunk_store.iter_chunks() if not chunk_in_scope(SCOPE, c)]
+    assert outside
+    for q in QUESTIONS:
+        for mode in KG_MODES:
+            param = QueryParam(mode=mode, scope=SCOPE, enable_rerank=False,
+                               only_need_context=True)
+            context = asyncio.run(engine.query(q, param))
+            assert isinstance(context, str) and context
+            for c in outside:
+                assert c.id not in context, (q, mode, c.id)
+                assert c.content not in context, (q, mode, c.id)
