@@ -155,7 +155,9 @@ def test_a_stack_toml_serves_a_qdrant_redis_deployment(world: World, tmp_path: P
     ``RedisKVStorage``: ``layout = "lightrag"`` + ``workdir`` (the NetworkX graph) +
     ``vector_index = "qdrant:///dir"`` + the Redis URL build a stack through the ordinary
     builder that answers as LightRAG does there, and the first workspace's points are untouched
-    (LightRAG's ``workspace_id`` filter, kept by hexrag's reads)."""
+    (LightRAG's ``workspace_id`` filter, kept by hexrag's reads). Then ``migrate`` copies the
+    workspace into another embedded Qdrant directory (one client per directory) in LightRAG's
+    layout, and LightRAG's own classes answer there as on the original."""
     import uuid
 
     from hexrag.adapters.qdrant import QdrantVectorIndex, open_qdrant_indexes
@@ -172,19 +174,26 @@ def test_a_stack_toml_serves_a_qdrant_redis_deployment(world: World, tmp_path: P
     redis_url = redis_server_url()
     ws = "lr_qdrant_toml_" + uuid.uuid4().hex[:8]
     dataset = generate_dataset(PARITY_DATASETS[KEY])
-    toml = tmp_path / "stack.toml"
-    toml.write_text(
-        f'layout = "lightrag"\nworkdir = "{world.working_dir}"\nworkspace = "{ws}"\n'
-        f'vector_index = "qdrant://{world.qdrant_path}"\nchunk_store = "{redis_url}"\n'
-        f'cache = "{redis_url}"\nlightrag_model_name = "{MODEL_NAME}"\n'
-        'embedder = "hexrag.devtools.lightrag_data:parity_embed"\n'
-        '[settings]\nkg_chunk_pick_method = "WEIGHT"\n'
-        'relation_lookup = {local = "pair", global = "pair", hybrid = "pair", mix = "pair"}\n',
-        encoding="utf-8",
-    )
+    copy_ws, copy_dir = ws + "_copy", tmp_path / "qdrant_copy"
+
+    def toml_for(workspace: str, qdrant_dir: Path, name: str) -> Path:
+        path = tmp_path / name
+        path.write_text(
+            f'layout = "lightrag"\nworkdir = "{world.working_dir}"\nworkspace = "{workspace}"\n'
+            f'vector_index = "qdrant://{qdrant_dir}"\nchunk_store = "{redis_url}"\n'
+            f'cache = "{redis_url}"\nlightrag_model_name = "{MODEL_NAME}"\n'
+            'embedder = "hexrag.devtools.lightrag_data:parity_embed"\n'
+            '[settings]\nkg_chunk_pick_method = "WEIGHT"\n'
+            'relation_lookup = {local = "pair", global = "pair", hybrid = "pair", mix = "pair"}\n',
+            encoding="utf-8",
+        )
+        return path
+
+    toml = toml_for(ws, world.qdrant_path, "stack.toml")
     modes = ("local", "hybrid", "mix", "naive")
 
-    async def run() -> tuple[dict[tuple[str, str], Any], dict[tuple[str, str], Any], int]:
+    async def run() -> tuple[dict[tuple[str, str], Any], dict[tuple[str, str], Any], int,
+                             dict[tuple[str, str], Any], tuple[Any, Any]]:
         await write_lightrag_qdrant(dataset, world.qdrant_path, world.embedder,
                                     working_dir=world.working_dir, workspace=ws,
                                     redis_url=redis_url)
@@ -213,9 +222,36 @@ def test_a_stack_toml_serves_a_qdrant_redis_deployment(world: World, tmp_path: P
             first = await indexes["chunks"].count()
         finally:
             await client.close()
-        return want, got, first
+        counts = await _migrate(toml, toml_for(copy_ws, copy_dir, "copy.toml"))
+        rag = make_lightrag_qdrant(copy_dir, world.embedder, working_dir=world.working_dir,
+                                   workspace=copy_ws, redis_url=redis_url)
+        await init_lightrag_qdrant(rag, redis_url)
+        try:
+            copied = {(m, q.label): await lightrag_query_data(rag, m, q)
+                      for m in modes for q in QUERIES[:3]}
+        finally:
+            await rag.finalize_storages()
+        return want, got, first, copied, counts
 
-    want, got, first = asyncio.run(run())
+    async def _migrate(src_toml: Path, dst_toml: Path) -> tuple[Any, Any]:
+        from hexrag.bootstrap import open_stack
+        from hexrag.transfer.migrate import migrate_stack
+
+        src = await open_stack(src_toml, embedder=world.embedder)
+        dst = await open_stack(dst_toml, embedder=world.embedder)
+        try:
+            await migrate_stack(src.stores, dst.stores, state_path=tmp_path / "s.json",
+                                page_size=97, overwrite=True)
+            await dst.commit()
+            return await src.stores.counts(), await dst.stores.counts()
+        finally:
+            await src.aclose()
+            await dst.aclose()
+
+    want, got, first, copied, (before, after) = asyncio.run(run())
+    assert after == before and before["entities"] > 0
+    for key, lr in want.items():
+        assert not diff_query_data(lr, copied[key]), ("copy", key)
     for key, lr in want.items():
         assert lr.get("status") == "success", lr.get("message")
         assert not diff_query_data(lr, got[key]), key
