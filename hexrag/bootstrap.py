@@ -88,13 +88,15 @@ def compose_engine(
     store_cache: bool = True,
     fragments: Any = None,
     tokenizer: Any = None,
+    clock: Callable[[], int] | None = None,
 ) -> QueryEngine:
     """A :class:`QueryEngine` over ``stores`` (see the module docstring) and the models.
 
     ``cache`` defaults to the stores' own ``cache`` entry or attribute, when they have one
     (``store_cache=False``: no cache unless ``cache`` is given). ``fragments`` (for
     scope-correct descriptions) defaults to the stores' ``documents`` entry or attribute.
-    ``tokenizer`` defaults to the offline tiktoken ``gpt-4o-mini`` tokenizer.
+    ``tokenizer`` defaults to the offline tiktoken ``gpt-4o-mini`` tokenizer, ``clock`` (the
+    epoch seconds stamped on cache entries) to the system clock.
     Raises :class:`~hexrag.core.errors.ConfigurationError` naming any missing store.
     """
     pick = _picker(stores)
@@ -110,6 +112,8 @@ def compose_engine(
         fragments = pick("documents")
     if fragments is not None:
         kwargs["fragments"] = fragments
+    if clock is not None:
+        kwargs["clock"] = clock
     return QueryEngine(
         **found, embedder=embedder, llm=llm, reranker=reranker, cache=cache,
         tokenizer=tokenizer if tokenizer is not None else _default_tokenizer(), **kwargs

@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -59,17 +59,30 @@ CORPUS_VERSION_KEY = "hexrag:corpus_version"
 INITIAL_VERSION = "0"
 
 
+def _epoch_seconds() -> int:
+    """The system clock in whole seconds (the default clock)."""
+    return int(time.time())
+
+
 class CorpusVersion:
     """The corpus version kept in ``cache`` under ``key``.
 
     The entry is shaped like a LightRAG cache entry (``return`` holds the token) so that
     LightRAG tools reading the same cache file or table are not surprised by it.
     Use :meth:`current` (or the instance itself) as ``QueryEngine(corpus_version=...)``.
+    ``clock`` gives the epoch seconds stamped on the entry (default: the system clock).
     """
 
-    def __init__(self, cache: Cache, *, key: str = CORPUS_VERSION_KEY) -> None:
+    def __init__(
+        self,
+        cache: Cache,
+        *,
+        key: str = CORPUS_VERSION_KEY,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
         self._cache = cache
         self._key = key
+        self._clock: Callable[[], int] = clock if clock is not None else _epoch_seconds
 
     @property
     def key(self) -> str:
@@ -95,8 +108,8 @@ class CorpusVersion:
 
     async def bump(self) -> str:
         """Store a new, never-seen version and return it. One round trip."""
-        token = f"{time.time_ns():x}-{secrets.token_hex(8)}"
-        now = int(time.time())
+        token = f"{time.time_ns():x}-{secrets.token_hex(8)}"  # a nonce, not a timestamp
+        now = self._clock()
         await self._cache.set_many(
             {
                 self._key: {

@@ -1,4 +1,5 @@
-"""The query engine's clock is injected: every cache entry it writes carries that clock's time."""
+"""The clock is injected: every cache entry the query engine or the corpus version writes carries
+that clock's time."""
 
 from __future__ import annotations
 
@@ -31,3 +32,13 @@ async def test_keyword_and_answer_cache_entries_carry_the_injected_clock() -> No
     assert {"keywords", "query"} <= kinds, kinds  # both writes happened
     for key, entry in entries.items():
         assert (entry["create_time"], entry["update_time"]) == (NOW, NOW), key
+
+
+async def test_a_corpus_version_entry_carries_the_injected_clock() -> None:
+    from hexrag.core.versioning import CORPUS_VERSION_KEY, CorpusVersion
+
+    cache = MemoryCache()
+    token = await CorpusVersion(cache, clock=lambda: NOW).bump()
+    (entry,) = await cache.get_many([CORPUS_VERSION_KEY])
+    assert entry is not None and entry["return"] == token
+    assert (entry["create_time"], entry["update_time"]) == (NOW, NOW)
