@@ -50,6 +50,7 @@ class World:
     qdrant_path: Path
     working_dir: Path
     embedder: Any
+    queries: list[Any]
     #: (pick, mode, query label) -> (LightRAG's result, hexrag's result)
     results: dict[tuple[str, str, str], tuple[dict[str, Any], dict[str, Any]]] = field(
         default_factory=dict
@@ -69,7 +70,7 @@ async def _lightrag_answers(w: World, pick: str) -> dict[tuple[str, str], dict[s
             w.collections = sorted(c.name for c in rag.chunks_vdb._client.get_collections()
                                    .collections)
         return {(mode, q.label): await lightrag_query_data(rag, mode, q)
-                for mode in MODES for q in QUERIES}
+                for mode in MODES for q in w.queries}
     finally:
         await rag.finalize_storages()
 
@@ -87,17 +88,27 @@ async def _hexrag_answers(
         embedder=w.embedder, settings=parity_settings(pick),
     )
     return {(mode, q.label): await hexrag_query_data(engine, mode, q)
-            for mode in MODES for q in QUERIES}
+            for mode in MODES for q in w.queries}
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    yield _world(KEY, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def ties_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    """``ties300``: many exactly equal scores, so the order among ties must be Qdrant's."""
+    yield _world("ties300", tmp_path_factory)
+
+
+def _world(key: str, tmp_path_factory: pytest.TempPathFactory) -> World:
     from hexrag.adapters.qdrant import open_qdrant_indexes
     from hexrag.devtools.lightrag_qdrant import MODEL_NAME, write_lightrag_qdrant
 
     base = tmp_path_factory.mktemp("lightrag-qdrant")
-    w = World(base / "qdrant", base / "rag", parity_embedder())
-    dataset = generate_dataset(PARITY_DATASETS[KEY])
+    dataset = generate_dataset(PARITY_DATASETS[key])
+    w = World(base / "qdrant", base / "rag", parity_embedder(), keyword_queries(dataset, 5))
 
     async def build() -> None:
         await write_lightrag_qdrant(dataset, w.qdrant_path, w.embedder,
@@ -117,7 +128,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             await client.close()
 
     asyncio.run(build())
-    yield w
+    return w
 
 
 def test_collections_are_lightrags_own(world: World) -> None:
@@ -137,16 +148,27 @@ def test_collections_are_lightrags_own(world: World) -> None:
 @pytest.mark.parametrize("pick", PICKS)
 @pytest.mark.parametrize("mode", MODES)
 def test_query_data_equals_lightrag_on_qdrant(world: World, mode: str, pick: str) -> None:
+    _check_parity(world, mode, pick)
+
+
+@pytest.mark.parametrize("pick", PICKS)
+@pytest.mark.parametrize("mode", MODES)
+def test_query_data_equals_lightrag_with_exact_ties(ties_world: World, mode: str,
+                                                    pick: str) -> None:
+    _check_parity(ties_world, mode, pick)
+
+
+def _check_parity(world: World, mode: str, pick: str) -> None:
     diffs: list[str] = []
     found = 0
-    for q in QUERIES:
+    for q in world.queries:
         lr, hx = world.results[(pick, mode, q.label)]
         assert lr.get("status") == "success", lr.get("message")
         found += len(lr["data"]["chunks"]) + len(lr["data"]["entities"])
         for d in diff_query_data(lr, hx, exact=pick == "WEIGHT"):
             diffs.append(f"{q.label}: {d}")
     assert not diffs, f"mode={mode} pick={pick}:\n" + "\n".join(diffs[:20])
-    assert found > 3 * len(QUERIES), "the queries must retrieve something"
+    assert found > 3 * len(world.queries), "the queries must retrieve something"
 
 
 @pytest.mark.backend("redis")
