@@ -29,6 +29,10 @@ data compared (``diff_query_data``: the same entities, relations, chunks, in ord
 machine's load average is printed with the table (every process, the client included, shares
 the machine's cores).
 
+LightRAG's server needs LightRAG's ``api`` extras, which hexrag's environment does not carry
+(PyJWT, bcrypt, python-jose, aiofiles, async-timeout): install them, e.g. into a side folder
+with ``pip install --target DIR ...`` and ``PYTHONPATH=DIR`` (the servers inherit it).
+
 Usage::
 
     python bench/throughput_bench.py                 # 1k entities, 10 s per mode
