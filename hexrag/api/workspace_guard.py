@@ -4,18 +4,23 @@ A server whose stack declares no workspaces serves one knowledge base. A LightRA
 names another one with LightRAG's ``LIGHTRAG-WORKSPACE`` header must not get this one's data
 (nor write into it): it gets 404 ``unknown workspace``, as a server with workspaces answers a
 name it does not admit. An absent or empty header, or the stack's own workspace name (its
-LightRAG ``workspace``, ``""`` for hexrag's layout), is served.
+LightRAG ``workspace``, ``""`` for hexrag's layout), is served. A JSON body's top-level
+``"workspace"`` field (hexrag's alternative to the header, read by the workspace router when
+no header names one) is held to the same rule by :class:`WorkspaceBodyGuardMiddleware`.
 
 The check reads the headers alone. It sits inside the API key check (a request without the
 key gets its 403 first) and outside the body limit (no body is read before it answers).
-``OPTIONS`` (CORS preflight) passes through untouched, as on a server with workspaces.
+``OPTIONS`` (CORS preflight) passes through untouched, as on a server with workspaces. The
+body check sits inside the body limit, which hands the whole body over in one message.
 """
 
 from __future__ import annotations
 
-from hexrag.api.middleware import ASGIApp, Receive, Scope, Send, send_json
+import json
 
-__all__ = ["WorkspaceGuardMiddleware"]
+from hexrag.api.middleware import ASGIApp, Message, Receive, Scope, Send, send_json
+
+__all__ = ["WorkspaceBodyGuardMiddleware", "WorkspaceGuardMiddleware"]
 
 _HEADER = b"lightrag-workspace"
 
@@ -39,3 +44,55 @@ class WorkspaceGuardMiddleware:
                                     {"detail": f"unknown workspace {named[:40]!r}"})
                     return
         await self.app(scope, receive, send)
+
+
+class WorkspaceBodyGuardMiddleware:
+    """404 for a ``POST`` JSON body whose top-level ``"workspace"`` names a workspace other
+    than ``workspace``, when the request has no ``LIGHTRAG-WORKSPACE`` header (the header
+    wins, even empty, as on the workspace router). Anything else, malformed JSON included,
+    passes unchanged."""
+
+    def __init__(self, app: ASGIApp, *, workspace: str) -> None:
+        self.app = app
+        self.workspace = workspace
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST" or _header_names(scope):
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers", []))
+        if b"json" not in headers.get(b"content-type", b""):
+            await self.app(scope, receive, send)
+            return
+        first = await receive()  # the whole body: the body limit read it
+        body = first.get("body", b"") if first["type"] == "http.request" else b""
+        named = _body_names(body) if not first.get("more_body", False) else ""
+        if named and named != self.workspace:
+            await send_json(send, 404, {"detail": f"unknown workspace {named[:40]!r}"})
+            return
+        delivered = False
+
+        async def again() -> Message:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return first
+            return await receive()
+
+        await self.app(scope, again, send)
+
+
+def _header_names(scope: Scope) -> bool:
+    """Whether a ``LIGHTRAG-WORKSPACE`` header is present (empty: the default, as on the
+    router, which then reads no body either)."""
+    return any(key == _HEADER for key, _ in scope.get("headers", []))
+
+
+def _body_names(body: bytes) -> str:
+    if b'"workspace"' not in body:
+        return ""
+    try:
+        value = json.loads(body).get("workspace")
+    except (ValueError, AttributeError, RecursionError):
+        return ""
+    return value if isinstance(value, str) else ""

@@ -4,9 +4,9 @@
   relation's ``source_id``, the chunks, the missing-chunk sample) names only chunks whose own
   stored metadata is in scope - on the memory stack and on PostgreSQL.
 * A server whose stack declares no workspaces answers 404 for a ``LIGHTRAG-WORKSPACE`` header
-  naming another workspace, after the API key (403 first) and before the body is read; an
-  empty header, none, or the stack's own workspace (a working directory's LightRAG
-  ``workspace``) is served.
+  naming another workspace, after the API key (403 first) and before the body is read, and
+  for a JSON body's ``"workspace"`` naming another (when no header is sent); an empty header,
+  none, or the stack's own workspace (a working directory's LightRAG ``workspace``) is served.
 """
 
 from __future__ import annotations
@@ -194,6 +194,22 @@ def test_one_stack_server_refuses_other_workspaces(memory_served: Served) -> Non
     # an empty header is the default: served as without one
     r = http.post("/query/data", json=q, headers=_ws(""))
     assert r.status_code == 200 and r.json() == served.json()
+    # a JSON body's "workspace" (hexrag's alternative to the header) is held to the same rule
+    r = http.post("/query/data", json={**q, "workspace": "acme"}, headers={"X-API-Key": KEY})
+    assert r.status_code == 404 and r.json() == {"detail": "unknown workspace 'acme'"}
+    r = http.post("/documents/text", json={"text": "Zeta Corp", "workspace": "acme"},
+                  headers={"X-API-Key": KEY})
+    assert r.status_code == 404
+    for same in ("", None):  # empty or null: the stack itself
+        r = http.post("/query/data", json={**q, "workspace": same}, headers={"X-API-Key": KEY})
+        assert r.status_code == 200 and r.json() == served.json(), r.text
+    # ... unless a header names one: the header wins, as on the workspace router
+    r = http.post("/query/data", json={**q, "workspace": "acme"}, headers=_ws(""))
+    assert r.status_code == 200 and r.json() == served.json()
+    # malformed JSON is still the strict parser's 4xx, not the guard's
+    r = http.post("/query/data", content=b'{"workspace": "acme", ', headers={
+        "X-API-Key": KEY, "content-type": "application/json"})
+    assert 400 <= r.status_code < 500 and r.status_code != 404, r.text
     # two headers must agree
     r = http.post("/query/data", json=q, headers=[("X-API-Key", KEY),
                                                   ("LIGHTRAG-WORKSPACE", ""),
@@ -213,8 +229,13 @@ def test_working_directory_accepts_its_own_workspace_only(tmp_path: Path) -> Non
         own = http.post("/query/data", json=q, headers=_ws("prod"))
         assert own.status_code == 200, own.text
         assert http.post("/query/data", json=q, headers={"X-API-Key": KEY}).json() == own.json()
+        key = {"X-API-Key": KEY}
+        assert http.post("/query/data", json={**q, "workspace": "prod"},
+                         headers=key).json() == own.json()
         for other in ("dev", "prod2", "Prod"):
             r = http.post("/query/data", json=q, headers=_ws(other))
+            assert r.status_code == 404, (other, r.text)
+            r = http.post("/query/data", json={**q, "workspace": other}, headers=key)
             assert r.status_code == 404, (other, r.text)
     finally:
         served.close()
