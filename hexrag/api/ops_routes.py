@@ -1,0 +1,107 @@
+"""The operations routes: ``GET /health`` (every store probed by its deadline, the background
+consistency check's summary) and ``GET /metrics`` (Prometheus text).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse, PlainTextResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from hexrag.api.deadlines import HealthProbes
+from hexrag.api.error_answers import _COMMON_ERRORS, safe_text
+from hexrag.api.metrics import Metrics
+from hexrag.core.engine import QueryEngine
+
+__all__ = ["add_ops_routes"]
+
+
+def add_ops_routes(
+    app: FastAPI,
+    engine: QueryEngine,
+    health_probes: HealthProbes,
+    *,
+    required: frozenset[str],
+    metrics: Metrics,
+    consistency: Callable[[], Awaitable[Mapping[str, Any]]] | None,
+    consistency_interval: float,
+) -> None:
+    """Mount ``/health`` and ``/metrics`` on ``app`` (see :func:`hexrag.api.app.create_app` for
+    ``required``, ``consistency`` and ``consistency_interval``)."""
+    check_state: dict[str, Any] = {"task": None, "result": None, "at": 0.0}
+
+    def consistency_summary() -> dict[str, Any] | None:
+        if consistency is None:
+            return None
+        task = check_state["task"]
+        stale = time.monotonic() - check_state["at"] > consistency_interval
+        if (task is None or task.done()) and (check_state["result"] is None or stale):
+
+            async def run() -> None:
+                try:
+                    report = dict(await consistency())
+                    summary = {
+                        "status": "done",
+                        "clean": report.get("clean"),
+                        "errors": report.get("errors"),
+                        "warnings": report.get("warnings"),
+                    }
+                except Exception as exc:
+                    summary = {"status": "failed", "error": safe_text(exc)}
+                summary["checked_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                check_state["result"], check_state["at"] = summary, time.monotonic()
+
+            check_state["task"] = asyncio.create_task(run())
+        result = check_state["result"]
+        return result if result is not None else {"status": "running"}
+
+    @app.get(
+        "/health",
+        tags=["ops"],
+        responses={503: {"description": "A store failed, timed out, or is empty"}},
+    )
+    async def health() -> JSONResponse:
+        """Probe every store (concurrently; the answer comes by ``PROBE_TIMEOUT``).
+
+        200 ``ok`` when every store answers and every required store holds records; 503
+        ``degraded`` otherwise, with ``problems`` naming each store and why."""
+        stores = await health_probes.run()
+        for r in stores.values():
+            if "error" in r:
+                r["error"] = safe_text(r["error"])
+        problems = [
+            f"{n}: {r['error']}" if r["status"] == "error" else f"{n}: holds no records"
+            for n, r in stores.items()
+            if r["status"] != "ok"
+        ]
+        problems += [f"{n}: not probed" for n in sorted(required - set(stores))]
+        ok = not problems
+        body = {
+            "status": "ok" if ok else "degraded",
+            "stores": stores,
+            "problems": problems,
+            "llm": engine.llm is not None,
+            "reranker": engine.reranker is not None,
+        }
+        summary = consistency_summary()
+        if summary is not None:
+            body["consistency"] = summary
+        return JSONResponse(status_code=200 if ok else 503, content=body)
+
+    @app.get(
+        "/metrics",
+        tags=["ops"],
+        response_class=PlainTextResponse,
+        responses={
+            200: {"content": {"text/plain": {"schema": {"type": "string"}}}},
+            403: _COMMON_ERRORS[403],
+        },
+    )
+    async def prometheus() -> PlainTextResponse:
+        """Prometheus text format."""
+        return PlainTextResponse(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,184 @@
+"""LightRAG's query routes: ``POST /query``, ``/query/stream`` (NDJSON) and ``/query/data``,
+within the configured limits and ``QUERY_TIMEOUT``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from typing import Any, TypeVar
+
+from fastapi import FastAPI
+from fastapi.responses import StreamingResponse
+
+from hexrag.api.deadlines import within
+from hexrag.api.error_answers import _DATA_ERRORS, _QUERY_ERRORS, _error_id, safe_text
+from hexrag.api.limits import ApiLimits
+from hexrag.api.metrics import Metrics
+from hexrag.api.models import SCOPE_FIELDS, QueryDataResponse, QueryRequest, QueryResponse
+from hexrag.core.engine import QueryEngine, QueryResult
+from hexrag.core.errors import BackendTimeout, InvalidQuery
+
+log = logging.getLogger("hexrag.api")
+
+__all__ = ["NO_CONTEXT", "add_query_routes"]
+
+NO_CONTEXT = "No relevant context found for the query."
+T = TypeVar("T")
+
+
+def _references(result: QueryResult, req: QueryRequest) -> list[dict[str, Any]] | None:
+    if not req.include_references:
+        return None
+    data = (result.raw_data or {}).get("data") or {}
+    refs = [dict(r) for r in data.get("references") or []]
+    if req.include_chunk_content:
+        by_ref: dict[str, list[str]] = {}
+        for c in data.get("chunks") or []:
+            by_ref.setdefault(c.get("reference_id", ""), []).append(c.get("content", ""))
+        for r in refs:
+            r["content"] = by_ref.get(r["reference_id"], [])
+    return refs
+
+
+def _line(obj: Mapping[str, Any]) -> bytes:
+    return (json.dumps(obj) + "\n").encode("utf-8")
+
+
+def add_query_routes(app: FastAPI, engine: QueryEngine, limits: ApiLimits, metrics: Metrics
+                     ) -> None:
+    """Mount ``/query``, ``/query/stream`` and ``/query/data`` on ``app``: ``engine`` answers
+    within ``limits``; every answer is recorded in ``metrics``."""
+
+    def enforce(req: QueryRequest) -> None:
+        """The configured limits (the request model holds the hard caps)."""
+        if len(req.query) > limits.max_query_chars:
+            raise InvalidQuery(f"query is longer than MAX_QUERY_CHARS={limits.max_query_chars}")
+        for name in ("hl_keywords", "ll_keywords"):
+            if len(getattr(req, name)) > limits.max_keywords:
+                raise InvalidQuery(f"{name} has more than MAX_KEYWORDS={limits.max_keywords}")
+        history = req.conversation_history or []
+        if len(history) > limits.max_history_messages:
+            raise InvalidQuery(
+                "conversation_history has more than "
+                f"MAX_HISTORY_MESSAGES={limits.max_history_messages} messages"
+            )
+        if req.scope is not None:
+            for name in SCOPE_FIELDS:
+                values = getattr(req.scope, name)
+                if isinstance(values, list) and len(values) > limits.max_scope_values:
+                    raise InvalidQuery(
+                        f"scope.{name} has more than MAX_SCOPE_VALUES="
+                        f"{limits.max_scope_values} values"
+                    )
+
+    async def bounded(awaitable: Awaitable[T]) -> T:
+        """``awaitable`` within ``QUERY_TIMEOUT``, never waiting for it once abandoned."""
+        return await within(
+            awaitable, limits.query_timeout,
+            lambda: BackendTimeout(
+                f"the query did not finish within QUERY_TIMEOUT={limits.query_timeout:g}s"
+            ),
+        )
+
+    @app.post("/query", response_model=QueryResponse, tags=["query"], responses=_QUERY_ERRORS)
+    async def query(req: QueryRequest) -> QueryResponse:
+        """Answer a question (LightRAG ``POST /query``)."""
+        started = time.perf_counter()
+        enforce(req)
+        param = req.to_query_param(stream=False)
+        result = await bounded(engine.query_result(req.query, param))
+        content = result.content or ""
+        elapsed = time.perf_counter() - started
+        metrics.observe("/query", param.mode, result.raw_data, elapsed, cache_hit=result.cache_hit)
+        if not content:
+            return QueryResponse(
+                response=NO_CONTEXT,
+                references=_references(result, req),
+                response_time=round(elapsed, 3),
+                llm_generated=False,
+            )
+        return QueryResponse(
+            response=content,
+            references=_references(result, req),
+            response_time=round(elapsed, 3),
+            llm_generated=result.llm_generated,
+        )
+
+    @app.post(
+        "/query/stream",
+        tags=["query"],
+        response_class=StreamingResponse,
+        responses={200: {"content": {"application/x-ndjson": {}}}, **_QUERY_ERRORS},
+    )
+    async def query_stream(req: QueryRequest) -> StreamingResponse:
+        """Answer as NDJSON: references, response pieces, then a final status line."""
+        started = time.perf_counter()
+        enforce(req)
+        stream = req.stream if req.stream is not None else True
+        param = req.to_query_param(stream=stream)
+        result = await bounded(engine.query_result(req.query, param))
+        refs = _references(result, req)
+
+        async def lines() -> AsyncIterator[bytes]:
+            try:
+                if result.response_iterator is not None:
+                    if refs is not None:
+                        yield _line({"references": refs})
+                    async for piece in result.response_iterator:
+                        if piece:
+                            yield _line({"response": piece})
+                else:
+                    body: dict[str, Any] = {
+                        "response": result.content or NO_CONTEXT,
+                        "llm_generated": bool(result.content) and result.llm_generated,
+                    }
+                    if refs is not None:
+                        body["references"] = refs
+                    yield _line(body)
+            except Exception as exc:  # the stream has started: report in-band, then stop
+                error_id = _error_id()
+                metrics.errors.labels("stream").inc()
+                log.warning("stream failed (error_id=%s): %s", error_id, exc)
+                yield _line(
+                    {
+                        "status": "failed",
+                        "error": safe_text(exc) or type(exc).__name__,
+                        "error_id": error_id,
+                    }
+                )
+                return
+            elapsed = time.perf_counter() - started
+            metrics.observe(
+                "/query/stream", param.mode, result.raw_data, elapsed, cache_hit=result.cache_hit
+            )
+            yield _line({"status": "done", "response_time": round(elapsed, 3)})
+
+        return StreamingResponse(
+            lines(),
+            media_type="application/x-ndjson",
+            headers={
+                "Cache-Control": "no-cache",
+                "Connection": "keep-alive",
+                "X-Accel-Buffering": "no",
+            },
+        )
+
+    @app.post(
+        "/query/data", response_model=QueryDataResponse, tags=["query"], responses=_DATA_ERRORS
+    )
+    async def query_data(req: QueryRequest) -> QueryDataResponse:
+        """Retrieval only: entities, relationships, chunks, references (LightRAG's route)."""
+        started = time.perf_counter()
+        enforce(req)
+        param = req.to_query_param(stream=False)
+        raw = await bounded(engine.query_data(req.query, param))
+        metrics.observe("/query/data", param.mode, raw, time.perf_counter() - started)
+        return QueryDataResponse(
+            status=raw.get("status", "failure"),
+            message=raw.get("message", ""),
+            data=raw.get("data", {}),
+            metadata=raw.get("metadata", {}),
+        )
