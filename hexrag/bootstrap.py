@@ -114,10 +114,19 @@ def compose_engine(
         kwargs["fragments"] = fragments
     if clock is not None:
         kwargs["clock"] = clock
+    kwargs["repair_json"] = _repair_json()
     return QueryEngine(
         **found, embedder=embedder, llm=llm, reranker=reranker, cache=cache,
         tokenizer=tokenizer if tokenizer is not None else _default_tokenizer(), **kwargs
     )
+
+
+def _repair_json() -> Callable[[str], Any]:
+    """LightRAG's lenient JSON parser (``json_repair.loads``) for LLM answers that are not
+    strict JSON: the core is given it, it does not import it."""
+    import json_repair
+
+    return json_repair.loads  # type: ignore[no-any-return]
 
 
 def _default_tokenizer() -> Any:

@@ -14,11 +14,11 @@ documented heuristic decides:
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-import json_repair
 
 from hexrag.core.keywords import basic_keywords, remove_think_tags, strip_markdown_code_fence
 from hexrag.ports import LLM
@@ -89,14 +89,19 @@ def heuristic_mode(query: str) -> ModeChoice:
     return ModeChoice("mix", "heuristic", "no clear signal; graph plus direct chunk search")
 
 
-async def choose_mode(query: str, llm: LLM | None) -> ModeChoice:
-    """Ask the LLM when there is one; fall back to :func:`heuristic_mode`."""
+async def choose_mode(
+    query: str, llm: LLM | None, repair_json: Callable[[str], Any] | None = None
+) -> ModeChoice:
+    """Ask the LLM when there is one; fall back to :func:`heuristic_mode`.
+
+    The answer is read with ``repair_json`` (``json_repair.loads``, injected by the composition
+    root; ``json.loads`` when none is given)."""
     if llm is None:
         return heuristic_mode(query)
     try:
         raw = await llm.complete(_PROMPT.format(query=query), json_mode=True)
         text = strip_markdown_code_fence(remove_think_tags(raw))
-        payload: Any = json_repair.loads(text)
+        payload: Any = (repair_json or json.loads)(text)
         mode = str(payload.get("mode", "")).strip().lower() if isinstance(payload, dict) else ""
         if mode in AUTO_MODES:
             reason = str(payload.get("reason", "")).strip() or "chosen by the model"

@@ -125,6 +125,9 @@ class QueryEngine:
             (:mod:`hexrag.core.narrowing`), at the cost of one more call per scoped query.
         clock: the epoch seconds stamped on the cache entries the engine writes (LightRAG's
             ``create_time``/``update_time``); defaults to the system clock.
+        repair_json: the lenient parser of LLM answers that are not strict JSON (LightRAG's
+            ``json_repair.loads``, which :func:`hexrag.bootstrap.compose_engine` passes);
+            without one such an answer is unusable (keywords fall back to the basic ones).
     """
 
     def __init__(
@@ -144,6 +147,7 @@ class QueryEngine:
         corpus_version: Callable[[], Awaitable[str]] | None = None,
         fragments: FragmentReader | None = None,
         clock: Callable[[], int] | None = None,
+        repair_json: Callable[[str], Any] | None = None,
     ) -> None:
         self.stores = Stores(
             entities=entities,
@@ -161,6 +165,7 @@ class QueryEngine:
         self.corpus_version = corpus_version
         self.fragments = fragments
         self.clock: Callable[[], int] = clock if clock is not None else _epoch_seconds
+        self.repair_json = repair_json
 
     @property
     def _picking(self) -> Picking:
@@ -204,7 +209,7 @@ class QueryEngine:
         query = validate_query(query, param.mode)
         validate_history(param.conversation_history)  # the LLM adapters send it as JSON
         if param.mode == "auto":
-            choice = await choose_mode(query, self.llm)
+            choice = await choose_mode(query, self.llm, self.repair_json)
             result = await self.query_result(
                 query, param.model_copy(update={"mode": choice.mode}), system_prompt=system_prompt
             )
@@ -285,6 +290,7 @@ class QueryEngine:
             language=self.settings.summary_language,
             identity_json=self._identity_json("keyword"),
             clock=self.clock,
+            repair_json=self.repair_json,
             param_meta={
                 **_budget_fields(param),
                 "user_prompt": param.user_prompt or "",

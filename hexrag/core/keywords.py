@@ -19,8 +19,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import json_repair
-
 from hexrag.core.hashing import keyword_cache_key
 from hexrag.core.prompts import KEYWORDS_EXTRACTION, KEYWORDS_EXTRACTION_EXAMPLES
 from hexrag.ports.cache import Cache
@@ -76,12 +74,16 @@ def _normalize_keyword_list(raw: Any) -> list[str]:
     return out
 
 
-def parse_keywords_payload(result: Any) -> tuple[bool, list[str], list[str]]:
+def parse_keywords_payload(
+    result: Any, repair_json: Callable[[str], Any] | None = None
+) -> tuple[bool, list[str], list[str]]:
     """``(valid, high_level_keywords, low_level_keywords)`` from a keyword LLM answer.
 
     Exactly LightRAG's ``_parse_keywords_payload``: ``None`` is invalid; an object with
     ``model_dump()`` or a dict is used as the payload; a string has its think tags and a
-    surrounding code fence removed and is parsed with ``json.loads``, then ``json_repair.loads``.
+    surrounding code fence removed and is parsed with ``json.loads``, then ``repair_json``
+    (LightRAG's ``json_repair.loads``, which the composition root injects; without it a string
+    that is not strict JSON is invalid).
     The payload must be a dict. Each list: ``None`` -> ``[]``; a string is split on ``[\\n,;]+``;
     another non-list -> ``[]``; string items are stripped and kept when non-empty, other items
     dropped. No de-duplication, no lower-casing.
@@ -99,8 +101,10 @@ def parse_keywords_payload(result: Any) -> tuple[bool, list[str], list[str]]:
         try:
             payload = json.loads(cleaned)
         except json.JSONDecodeError:
+            if repair_json is None:
+                return False, [], []
             try:
-                payload = json_repair.loads(cleaned)
+                payload = repair_json(cleaned)
             except Exception:
                 return False, [], []
     else:
@@ -433,6 +437,7 @@ async def extract_keywords(
     identity_json: str,
     param_meta: Mapping[str, Any],
     clock: Callable[[], int],
+    repair_json: Callable[[str], Any] | None = None,
 ) -> KeywordResult:
     """Keywords of ``query`` as LightRAG's ``extract_keywords_only`` gets them, never empty-handed.
 
@@ -468,7 +473,7 @@ async def extract_keywords(
     if cache is not None:
         existing = (await cache.get_many([key]))[0]
         if existing and "return" in existing:
-            valid, hl, ll = parse_keywords_payload(existing["return"])
+            valid, hl, ll = parse_keywords_payload(existing["return"], repair_json)
             if valid and (hl or ll):
                 return KeywordResult(hl=hl, ll=ll, source="cache", llm_error=None)
 
@@ -477,7 +482,7 @@ async def extract_keywords(
     except Exception as exc:
         return _basic(query, f"keyword LLM call failed: {type(exc).__name__}: {exc}")
 
-    valid, hl, ll = parse_keywords_payload(answer)
+    valid, hl, ll = parse_keywords_payload(answer, repair_json)
     if not (hl or ll):
         reason = "no keywords" if valid else "no JSON object"
         return _basic(query, f"keyword LLM answer gave {reason}: {str(answer)[:200]!r}")

@@ -23,8 +23,8 @@ FORBIDDEN = {
     "subprocess", "urllib", "http", "sqlite3", "pickle", "glob", "mmap",
     "asyncpg", "pgvector", "pymilvus", "redis", "neo4j", "httpx", "openai", "requests",
     "fastapi", "starlette", "uvicorn", "typer", "rich", "pydantic_settings", "tiktoken",
-    "dotenv", "hexrag.adapters", "hexrag.api", "hexrag.config", "hexrag.cli", "hexrag.env",
-    "hexrag.bootstrap", "hexrag.transfer", "hexrag.testing", "hexrag.embedders",
+    "dotenv", "json_repair", "hexrag.adapters", "hexrag.api", "hexrag.config", "hexrag.cli",
+    "hexrag.env", "hexrag.bootstrap", "hexrag.transfer", "hexrag.testing", "hexrag.embedders",
 }
 
 

@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import json_repair
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -111,7 +112,13 @@ PARSE_CASES: list[tuple[Any, tuple[bool, list[str], list[str]]]] = [
 
 @pytest.mark.parametrize(("raw", "expected"), PARSE_CASES)
 def test_parse_keywords_payload(raw: Any, expected: tuple[bool, list[str], list[str]]) -> None:
-    assert parse_keywords_payload(raw) == expected
+    assert parse_keywords_payload(raw, json_repair.loads) == expected
+
+
+def test_without_the_injected_repair_only_strict_json_is_read() -> None:
+    assert parse_keywords_payload('{"high_level_keywords": ["a", "b"') == (False, [], [])
+    assert parse_keywords_payload('Sure! {"low_level_keywords": ["x"]}') == (False, [], [])
+    assert parse_keywords_payload(GOOD) == PARSE_CASES[0][1]
 
 
 def test_parse_model_dump_objects() -> None:
@@ -126,7 +133,9 @@ def test_parse_model_dump_objects() -> None:
 def test_parse_parity_with_installed_lightrag() -> None:
     operate = pytest.importorskip("lightrag.operate")
     for raw, _ in PARSE_CASES:
-        assert parse_keywords_payload(raw) == operate._parse_keywords_payload(raw), raw
+        assert parse_keywords_payload(raw, json_repair.loads) == operate._parse_keywords_payload(
+            raw
+        ), raw
 
     @settings(max_examples=50, deadline=None)
     @given(
@@ -144,7 +153,9 @@ def test_parse_parity_with_installed_lightrag() -> None:
         )
     )
     def compare(raw: str) -> None:
-        assert parse_keywords_payload(raw) == operate._parse_keywords_payload(raw)
+        assert parse_keywords_payload(raw, json_repair.loads) == operate._parse_keywords_payload(
+            raw
+        )
 
     compare()
 
