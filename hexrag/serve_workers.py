@@ -19,6 +19,11 @@ Each response carries ``X-Hexrag-Worker: <k>`` (1..N) so a client (or a test) ca
 worker answered. SIGINT / SIGTERM to the parent stop every worker gracefully; a worker that
 fails to start (bad configuration, empty stack, unreachable server) stops the others, and
 the parent exits with the worker's status. Workers are not restarted.
+
+Unfinished documents (left ``pending`` or ``processing`` in the shared document store) are
+resumed by worker 1 only, and only once nobody has touched them for a while
+(:mod:`hexrag.api.resume_policy`): a worker opening a stack or a workspace must not ingest
+again a document another worker is ingesting.
 """
 
 from __future__ import annotations
@@ -57,15 +62,20 @@ class WorkerJob:
     serve: dict[str, Any] = field(default_factory=dict)
 
 
-def _worker_main(index: int, sock: Any, job: WorkerJob) -> None:
-    """A worker process: load the configuration, build the stack, serve on ``sock``."""
+def _worker_main(index: int, count: int, sock: Any, job: WorkerJob) -> None:
+    """Worker ``index`` of ``count``: load the configuration, build the stack, serve on
+    ``sock``. Only worker 1 resumes unfinished documents, and only those nobody is working
+    on (:mod:`hexrag.api.resume_policy`)."""
     import asyncio
 
     import typer
 
     from hexrag import cli
+    from hexrag.api import resume_policy
     from hexrag.api.limits import ApiSettings
     from hexrag.config import load_config
+
+    resume_policy.configure(resume_policy.ResumePolicy(worker=index, workers=count))
 
     def run() -> None:
         settings = load_config(**job.config)
@@ -97,7 +107,8 @@ def run_workers(count: int, sock: Any, job: WorkerJob) -> int:
         raise ValueError("count must be at least 1")
     context = multiprocessing.get_context("spawn")
     workers = [
-        context.Process(target=_worker_main, args=(k, sock, job), name=f"hexrag-worker-{k}")
+        context.Process(target=_worker_main, args=(k, count, sock, job),
+                        name=f"hexrag-worker-{k}")
         for k in range(1, count + 1)
     ]
     stopping = False

@@ -242,8 +242,11 @@ class DocumentQueue:
         if self.ingestor is None or self.ingestor.documents is None:
             return 0
         count = 0
+        from hexrag.api.resume_policy import current
+
+        policy = current()  # one of several workers: only what nobody is working on
         for row in await self.ingestor.unfinished():
-            if row.id in self.docs:
+            if row.id in self.docs or not policy.takes(row):
                 continue
             self.docs[row.id] = _Doc(
                 row.id, row.extra["content"], row.file_path,
