@@ -164,3 +164,31 @@ def test_the_scoped_llm_context_names_no_out_of_scope_chunk(full: Any) -> None:
             for c in outside:
                 assert c.id not in context, (q, mode, c.id)
                 assert c.content not in context, (q, mode, c.id)
+
+
+async def test_scoped_missing_chunks_are_counted_but_not_named() -> None:
+    """An entity naming an in-scope chunk, an out-of-scope one and a missing one, with ids
+    that are prefixes of one another: the scoped answer names the in-scope chunk alone."""
+    from tests.unit.kg_builder import KG, axis
+
+    kg = KG()
+    kg.queries = {"q text": axis(1), "acme": axis(1)}
+    kg.entity("Acme", axis(1), source_id="chunk-10<SEP>chunk-1<SEP>chunk-100",
+              file_path="a.md<SEP>b.md")
+    kg.chunk("chunk-10", "Acme in CRM.", metadata={"product_id": "p-crm"}, file_path="a.md")
+    kg.chunk("chunk-1", "Acme in Zap.", metadata={"product_id": "p-zap"}, file_path="b.md")
+    engine, _ = await kg.engine(kg_chunk_pick_method="WEIGHT")
+    param = QueryParam(mode="local", ll_keywords=["acme"], hl_keywords=[], enable_rerank=False)
+
+    scoped = await engine.query_data("q text", param.model_copy(update={"scope": SCOPE}))
+    (entity,) = scoped["data"]["entities"]
+    assert entity["source_id"] == "chunk-10"
+    assert [c["chunk_id"] for c in scoped["data"]["chunks"]] == ["chunk-10"]
+    info = scoped["metadata"]["processing_info"]
+    assert info["missing_chunk_count"] == 1 and info["missing_chunk_sample"] == []
+    assert info["scope"]["narrowed_source_ids"] == 1
+
+    unscoped = await engine.query_data("q text", param)
+    (entity,) = unscoped["data"]["entities"]
+    assert entity["source_id"] == "chunk-10<SEP>chunk-1<SEP>chunk-100"
+    assert unscoped["metadata"]["processing_info"]["missing_chunk_sample"] == ["chunk-100"]
