@@ -257,6 +257,8 @@ def test_a_stack_toml_serves_a_qdrant_redis_deployment(world: World, tmp_path: P
 
     async def _migrate(src_toml: Path, dst_toml: Path) -> tuple[Any, Any]:
         from hexrag.bootstrap import open_stack
+        from hexrag.transfer.archive import export_stack
+        from hexrag.transfer.check import check_stack
         from hexrag.transfer.migrate import migrate_stack
 
         src = await open_stack(src_toml, embedder=world.embedder)
@@ -265,6 +267,13 @@ def test_a_stack_toml_serves_a_qdrant_redis_deployment(world: World, tmp_path: P
             await migrate_stack(src.stores, dst.stores, state_path=tmp_path / "s.json",
                                 page_size=97, overwrite=True)
             await dst.commit()
+            # check scans both Qdrant stacks: the copy has exactly the original's findings (the
+            # original is not clean: check reports entity vectors without a graph node there)
+            found, copied = await check_stack(src.stores), await check_stack(dst.stores)
+            assert copied.counts == found.counts and not copied.files, copied.to_json()
+            assert copied.stores["entities"] == found.stores["entities"]
+            await export_stack(dst.stores, tmp_path / "archive", page_size=97)
+            assert any((tmp_path / "archive").iterdir())
             return await src.stores.counts(), await dst.stores.counts()
         finally:
             await src.aclose()
