@@ -14,7 +14,10 @@ How the port's promises are kept (hexrag's layout; LightRAG's differs where its
   pasted into a string.
 * **Round trips.** ``upsert``/``query``/``get``/``get_vectors``/``delete``/``count`` are one
   client call each (plus a one-off collection check or creation on first use). Writes wait
-  for the operation (``wait=True``), so reads see them.
+  for the operation (``wait=True``), so reads see them. One ``upsert`` is one request: a
+  server's request size limit (32 MB by default) bounds the batch a caller may pass.
+* **Embedded Qdrant** (a directory) runs inside ``AsyncQdrantClient`` synchronously, on the
+  event loop, and allows one client per directory; a server is reached over HTTP (async).
 """
 
 from __future__ import annotations
@@ -29,10 +32,11 @@ import numpy as np
 
 from hexrag.adapters.qdrant._errors import translate_errors
 from hexrag.adapters.qdrant.layouts import HexragLayout, QdrantLayout, record_scope
-from hexrag.core.errors import ConfigurationError
-from hexrag.core.model import QueryScope, VectorHit, VectorNamespace, VectorRecord
 from hexrag.core.pick import cosine_scores
 from hexrag.core.scope import prefilter_match
+from hexrag.domain.errors import ConfigurationError
+from hexrag.domain.records import VectorHit, VectorNamespace, VectorRecord
+from hexrag.domain.scope import QueryScope
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:
