@@ -40,10 +40,10 @@ from typing import Any
 import numpy as np
 
 from hexrag.adapters.milvus._filter import SCOPE_COLUMNS
-from hexrag.core.errors import ConfigurationError
-from hexrag.core.model import VectorRecord
 from hexrag.core.scope import scope_values
 from hexrag.core.source_ids import parse_source_ids
+from hexrag.domain.errors import ConfigurationError
+from hexrag.domain.records import VectorRecord
 
 __all__ = [
     "ARRAY_CAPACITY",

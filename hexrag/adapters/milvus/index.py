@@ -53,8 +53,9 @@ from hexrag.adapters.milvus._convert import (
 )
 from hexrag.adapters.milvus._errors import translate
 from hexrag.adapters.milvus._filter import ids_filter, quote_string, scope_filter
-from hexrag.core.errors import ConfigurationError, HexragError, NotFound
-from hexrag.core.model import QueryScope, VectorHit, VectorNamespace, VectorRecord
+from hexrag.domain.errors import ConfigurationError, HexragError, NotFound
+from hexrag.domain.records import VectorHit, VectorNamespace, VectorRecord
+from hexrag.domain.scope import QueryScope
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:

@@ -42,9 +42,10 @@ import numpy as np
 from hexrag.adapters.milvus._convert import vector_of, vectors_by_id
 from hexrag.adapters.milvus._filter import ids_filter, quote_string
 from hexrag.adapters.milvus.index import MAX_LIMIT, MilvusVectorIndex
-from hexrag.core.errors import ConfigurationError
-from hexrag.core.model import GRAPH_FIELD_SEP, QueryScope, VectorHit, VectorNamespace, VectorRecord
 from hexrag.core.scope import prefilter_match, scope_values
+from hexrag.domain.errors import ConfigurationError
+from hexrag.domain.records import GRAPH_FIELD_SEP, VectorHit, VectorNamespace, VectorRecord
+from hexrag.domain.scope import QueryScope
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg
-from hexrag.core.errors import ConfigurationError
+from hexrag.domain.errors import ConfigurationError
 from hexrag.ports.cache import KV_NAMESPACES
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from hexrag.core.errors import (
+from hexrag.domain.errors import (
     BackendError,
     BackendTimeout,
     BackendUnavailable,

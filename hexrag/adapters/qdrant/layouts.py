@@ -29,9 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from hexrag.core.errors import ConfigurationError
-from hexrag.core.model import GRAPH_FIELD_SEP, QueryScope, VectorRecord
 from hexrag.core.scope import scope_values
+from hexrag.domain.errors import ConfigurationError
+from hexrag.domain.records import GRAPH_FIELD_SEP, VectorRecord
+from hexrag.domain.scope import QueryScope
 
 __all__ = [
     "LAYOUT_FIELDS",
