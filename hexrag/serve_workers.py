@@ -70,10 +70,11 @@ def _worker_main(index: int, count: int, sock: Any, job: WorkerJob) -> None:
 
     import typer
 
-    from hexrag import cli
     from hexrag.api import resume_policy
     from hexrag.api.limits import ApiSettings
+    from hexrag.cli_common import _guarded
     from hexrag.config import load_config
+    from hexrag.serve_run import serve
 
     resume_policy.configure(resume_policy.ResumePolicy(worker=index, workers=count))
 
@@ -83,11 +84,11 @@ def _worker_main(index: int, count: int, sock: Any, job: WorkerJob) -> None:
         if job.cors_origins is not None:
             env["CORS_ORIGINS"] = job.cors_origins
         api = ApiSettings.from_env(env, api_key=job.key)
-        asyncio.run(cli._serve(settings, sock=sock, api=api,
+        asyncio.run(serve(settings, sock=sock, api=api,
                                server_headers=[(WORKER_HEADER, str(index))], **job.serve))
 
     try:
-        cli._guarded(run)
+        _guarded(run)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:  # Ctrl-C while the stack was still being built

@@ -59,7 +59,7 @@ from hexrag.ports import (
 )
 
 if TYPE_CHECKING:
-    from hexrag.core.ingestion import IngestSettings
+    from hexrag.core.ingest_settings import IngestSettings
 
 __all__ = ["DocumentDeletion"]
 

@@ -47,11 +47,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from hexrag.core.chunking import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, chunk_by_tokens
+from hexrag.core.chunking import chunk_by_tokens
 from hexrag.core.document_deletion import DocumentDeletion, edge_dict, entity_from, node_dict
 from hexrag.core.extraction import (
     parse_extraction,
@@ -66,6 +66,7 @@ from hexrag.core.hashing import (
     serialize_identity,
 )
 from hexrag.core.ids import mdhash_id, relation_id
+from hexrag.core.ingest_settings import IngestSettings
 from hexrag.core.lightrag_kv import (
     TrackingRows,
     anchor_records,
@@ -79,7 +80,6 @@ from hexrag.core.lightrag_kv import (
     stamp,
 )
 from hexrag.core.merging import (
-    MergeSettings,
     merge_entity,
     merge_relation,
 )
@@ -104,31 +104,6 @@ from hexrag.ports import (
 )
 
 __all__ = ["IngestReport", "IngestSettings", "Ingestor"]
-
-
-@dataclass(frozen=True, slots=True)
-class IngestSettings:
-    """LightRAG's ``CHUNK_SIZE``, ``CHUNK_OVERLAP_SIZE``, split options,
-    ``entity_extract_max_gleaning`` (1), ``MAX_EXTRACT_INPUT_TOKENS`` (20480), the summary
-    language and the merge limits."""
-
-    chunk_token_size: int = DEFAULT_CHUNK_SIZE
-    chunk_overlap_token_size: int = DEFAULT_CHUNK_OVERLAP
-    split_by_character: str | None = None
-    split_by_character_only: bool = False
-    max_gleaning: int = 1
-    max_extract_input_tokens: int = 20480
-    language: str = "English"
-    merge: MergeSettings = field(default_factory=MergeSettings)
-    #: LightRAG's ``enable_llm_cache_for_entity_extract`` (``ENABLE_LLM_CACHE_FOR_EXTRACT``):
-    #: extraction, gleaning and summary answers are kept in the stack's LLM cache.
-    enable_llm_cache_for_extract: bool = True
-    #: LightRAG's ``MAX_ASYNC`` (4): LLM calls in flight at once.
-    max_async: int = 4
-    #: The LLM identity in the cache key (LightRAG's ``get_llm_cache_identity(config,
-    #: "extract")``); ``None``: ``{"role": "extract", "binding": None, "model":
-    #: <the LLM's model_name>, "host": None}``.
-    llm_identity: Mapping[str, Any] | None = None
 
 
 @dataclass
