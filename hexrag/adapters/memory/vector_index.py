@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from hexrag.adapters._vector_index_props import VectorIndexProps
 from hexrag.core.pick import cosine_scores
 from hexrag.core.scope import scope_values
 from hexrag.domain.errors import ConfigurationError
@@ -239,7 +240,7 @@ class _ScopeIndex:
         return keep
 
 
-class MemoryVectorIndex:
+class MemoryVectorIndex(VectorIndexProps):
     """A brute-force cosine index: one float32 matrix of L2-normalised rows.
 
     * rows grow by amortised doubling; an id -> row dict finds records; a delete moves the last
@@ -374,21 +375,6 @@ class MemoryVectorIndex:
         return out, records
 
     # -- port properties -----------------------------------------------------------------
-
-    @property
-    def namespace(self) -> str:
-        """``"entities"``, ``"relationships"`` or ``"chunks"``."""
-        return self._namespace
-
-    @property
-    def dim(self) -> int:
-        """The embedding dimension."""
-        return self._dim
-
-    @property
-    def cosine_threshold(self) -> float:
-        """Minimum cosine a hit must reach."""
-        return self._threshold
 
     @property
     def tie_order(self) -> TieOrder:

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 import numpy as np
 
+from hexrag.adapters._vector_index_props import VectorIndexProps
 from hexrag.adapters.milvus._convert import (
     ARRAY_CAPACITY,
     ARRAY_ELEMENT_MAX_BYTES,
@@ -78,7 +79,7 @@ _MIN_SLACK = 16
 _T = TypeVar("_T")
 
 
-class MilvusVectorIndex:
+class MilvusVectorIndex(VectorIndexProps):
     """A :class:`~hexrag.ports.VectorIndex` stored in one Milvus collection.
 
     The main constructor takes a ready ``pymilvus.MilvusClient`` and opens no connection;
@@ -247,21 +248,6 @@ class MilvusVectorIndex:
         self._ready_lock: asyncio.Lock | None = None
 
     # ------------------------------------------------------------------ properties
-
-    @property
-    def namespace(self) -> str:
-        """``"entities"``, ``"relationships"`` or ``"chunks"``."""
-        return self._namespace
-
-    @property
-    def dim(self) -> int:
-        """The embedding dimension this index stores."""
-        return self._dim
-
-    @property
-    def cosine_threshold(self) -> float:
-        """Minimum cosine similarity a hit must reach."""
-        return self._threshold
 
     @property
     def collection(self) -> str:

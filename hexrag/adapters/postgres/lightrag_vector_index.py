@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hexrag.adapters._vector_index_props import VectorIndexProps
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._sql import quote_ident
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg, _timestamp
@@ -79,8 +80,12 @@ def lightrag_vector_table(namespace: str, model_name: str | None, dim: int) -> s
 
 
 
-class LightRAGPgVectorIndex(_LightRAGPg):
-    """One of LightRAG's ``PGVectorStorage`` tables as a :class:`~hexrag.ports.VectorIndex`."""
+class LightRAGPgVectorIndex(VectorIndexProps, _LightRAGPg):
+    """One of LightRAG's ``PGVectorStorage`` tables as a :class:`~hexrag.ports.VectorIndex`.
+
+    A hit must score strictly above ``cosine_threshold`` (LightRAG's
+    ``cosine_better_than_threshold`` rule: ``score > threshold``).
+    """
 
     _kind = "LightRAG vector table"
 
@@ -129,21 +134,6 @@ class LightRAGPgVectorIndex(_LightRAGPg):
         (:class:`~hexrag.ports.ExactSearchSwitch`); returns the previous setting."""
         previous, self._exact = self._exact, bool(exact)
         return previous
-
-    @property
-    def namespace(self) -> str:
-        """``"entities"``, ``"relationships"`` or ``"chunks"``."""
-        return self._namespace
-
-    @property
-    def dim(self) -> int:
-        """The embedding dimension."""
-        return self._dim
-
-    @property
-    def cosine_threshold(self) -> float:
-        """LightRAG's ``cosine_better_than_threshold`` (strict: ``score > threshold``)."""
-        return self._threshold
 
     @property
     def table(self) -> str:

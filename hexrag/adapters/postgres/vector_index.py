@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Final, get_args
 
 import numpy as np
 
+from hexrag.adapters._vector_index_props import VectorIndexProps
 from hexrag.adapters.postgres._base import DDL_LOCK_KEY, PgAdapter
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._rows import (
@@ -109,7 +110,7 @@ def scope_condition(scope: QueryScope | None, first_param: int) -> tuple[str, li
     return " AND ".join(clauses), params
 
 
-class PgVectorIndex(PgAdapter):
+class PgVectorIndex(VectorIndexProps, PgAdapter):
     """One namespace of embedded records in a pgvector table ``<prefix>_vdb_<namespace>``.
 
     Columns: ``id``, ``vector vector(dim)`` (HNSW ``vector_cosine_ops`` index), the
@@ -195,21 +196,6 @@ class PgVectorIndex(PgAdapter):
         self._table = self._tables.qualified(self._suffix)
 
     # -- port properties -------------------------------------------------------------------
-
-    @property
-    def namespace(self) -> str:
-        """``"entities"``, ``"relationships"`` or ``"chunks"``."""
-        return self._namespace
-
-    @property
-    def dim(self) -> int:
-        """The embedding dimension this index stores."""
-        return self._dim
-
-    @property
-    def cosine_threshold(self) -> float:
-        """Minimum cosine similarity a hit must reach (inclusive)."""
-        return self._threshold
 
     @property
     def table(self) -> str:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hexrag.adapters._vector_index_props import VectorIndexProps
 from hexrag.adapters.qdrant._errors import translate_errors
 from hexrag.adapters.qdrant.layouts import HexragLayout, QdrantLayout, record_scope
 from hexrag.core.pick import cosine_scores
@@ -91,7 +92,7 @@ def _embedded(client: Any) -> bool:
     return "Local" in type(getattr(client, "_client", None)).__name__
 
 
-class QdrantVectorIndex:
+class QdrantVectorIndex(VectorIndexProps):
     """A :class:`~hexrag.ports.VectorIndex` on one Qdrant collection, in a layout."""
 
     def __init__(
@@ -124,22 +125,6 @@ class QdrantVectorIndex:
         self._lock = asyncio.Lock()
 
     # ------------------------------------------------------------------ properties
-
-    @property
-    def namespace(self) -> str:
-        """``"entities"``, ``"relationships"`` or ``"chunks"``."""
-        return self._namespace
-
-    @property
-    def dim(self) -> int:
-        """The embedding dimension."""
-        return self._dim
-
-    @property
-    def cosine_threshold(self) -> float:
-        """Minimum cosine of a hit (inclusive in hexrag's layout; LightRAG's call's rule in
-        LightRAG's)."""
-        return self._threshold
 
     @property
     def collection(self) -> str:
