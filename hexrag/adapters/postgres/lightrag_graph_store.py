@@ -167,15 +167,18 @@ class LightRAGPgGraphStore(_LightRAGPg):
         return self._edges_by_node(wanted, [r for r in rows if not r["kind"]]), degrees
 
     def _edges_by_node(self, wanted: list[str], rows: list[Any]) -> dict[str, list[Relation]]:
-        out: dict[str, list[tuple[str, Relation]]] = {n: [] for n in wanted}
+        # sorted by neighbour (LightRAG's order); the two orientations of one pair (A->B and
+        # B->A, both allowed by the primary key) come in no order from the server, so the
+        # node's own outgoing edge goes first: both statements give the same lists
+        out: dict[str, list[tuple[str, int, Relation]]] = {n: [] for n in wanted}
         for r in rows:
             rel = self._relation(r["src_id"], r["tgt_id"], r["properties"])
             if r["src_id"] in out:
-                out[r["src_id"]].append((r["tgt_id"], rel))
+                out[r["src_id"]].append((r["tgt_id"], 0, rel))
             if r["tgt_id"] in out and r["tgt_id"] != r["src_id"]:
-                out[r["tgt_id"]].append((r["src_id"], rel))
-        return {n: [rel for _, rel in sorted(edges, key=lambda e: e[0])] for n, edges in
-                out.items()}
+                out[r["tgt_id"]].append((r["src_id"], 1, rel))
+        return {n: [rel for _, _, rel in sorted(edges, key=lambda e: (e[0], e[1]))]
+                for n, edges in out.items()}
 
     async def get_edges_by_pairs(
         self, pairs: Sequence[tuple[str, str]]
