@@ -10,20 +10,12 @@ adapters (:mod:`hexrag.adapters.milvus.lightrag_layout`,
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from hexrag.devtools.lightrag_data import (
-    Dataset,
-    _no_llm,
-    _quiet_lightrag,
-    lightrag_embedding_func,
-    register_offline_tiktoken,
-    write_lightrag_records,
-)
+from hexrag.devtools.lightrag_data import Dataset
+from hexrag.devtools.lightrag_deploy import lightrag_env, new_lightrag, write_then_finalize
 
 __all__ = [
     "MODEL_NAME",
@@ -43,23 +35,12 @@ STORAGES = {
 }
 
 
-@contextmanager
-def _env(milvus_uri: str, redis_url: str) -> Iterator[None]:
+def _env(milvus_uri: str, redis_url: str) -> AbstractContextManager[None]:
     # pymilvus parses MILVUS_URI when it is first imported and refuses a Lite file path there:
     # import it before the variable is set (LightRAG reads it again when it connects).
     import pymilvus  # noqa: F401
 
-    values = {"MILVUS_URI": milvus_uri, "MILVUS_DB_NAME": "", "REDIS_URI": redis_url}
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    return lightrag_env({"MILVUS_URI": milvus_uri, "MILVUS_DB_NAME": "", "REDIS_URI": redis_url})
 
 
 def make_lightrag_milvus_redis(
@@ -75,29 +56,11 @@ def make_lightrag_milvus_redis(
 ) -> Any:
     """A ``LightRAG`` on Milvus + Redis + NetworkX (initialise it with
     :func:`init_lightrag_milvus_redis`)."""
-    register_offline_tiktoken()
-    from lightrag import LightRAG
-    from lightrag.utils import TiktokenTokenizer
-
-    _quiet_lightrag()
-    with _env(milvus_uri, redis_url):
-        return LightRAG(
-            working_dir=str(working_dir),
-            workspace=workspace,
-            embedding_func=lightrag_embedding_func(embedder, model_name=model_name),
-            llm_model_func=_no_llm,
-            tokenizer=TiktokenTokenizer("gpt-4o-mini"),
-            kg_chunk_pick_method=kg_chunk_pick_method,
-            related_chunk_number=5,
-            enable_content_headings=True,
-            cosine_better_than_threshold=cosine_threshold,
-            vector_db_storage_cls_kwargs={"cosine_better_than_threshold": cosine_threshold},
-            min_rerank_score=0.0,
-            user_prompt_prefix="",
-            enable_llm_cache=True,
-            rerank_model_func=None,
-            **STORAGES,
-        )
+    return new_lightrag(
+        embedder, env=_env(milvus_uri, redis_url), working_dir=working_dir,
+        workspace=workspace, kg_chunk_pick_method=kg_chunk_pick_method,
+        cosine_threshold=cosine_threshold, model_name=model_name, storages=STORAGES,
+    )
 
 
 async def init_lightrag_milvus_redis(rag: Any, milvus_uri: str, redis_url: str) -> None:
@@ -122,7 +85,4 @@ async def write_lightrag_milvus_redis(
         model_name=model_name,
     )
     await init_lightrag_milvus_redis(rag, milvus_uri, redis_url)
-    try:
-        await write_lightrag_records(rag, dataset)
-    finally:
-        await rag.finalize_storages()
+    await write_then_finalize(rag, dataset)

@@ -9,21 +9,12 @@ try hexrag on. Needs the ``parity`` extra (lightrag-hku 1.5.7).
 
 from __future__ import annotations
 
-import os
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
-from hexrag.devtools.lightrag_data import (
-    Dataset,
-    _no_llm,
-    _quiet_lightrag,
-    lightrag_embedding_func,
-    register_offline_tiktoken,
-    write_lightrag_records,
-)
+from hexrag.devtools.lightrag_data import Dataset
+from hexrag.devtools.lightrag_deploy import lightrag_env, new_lightrag, write_then_finalize
 
 __all__ = ["MODEL_NAME", "lightrag_pg_env", "make_lightrag_pg", "write_lightrag_pg"]
 
@@ -53,20 +44,6 @@ def lightrag_pg_env(dsn: str) -> dict[str, str]:
     }
 
 
-@contextmanager
-def _env(values: dict[str, str]) -> Iterator[None]:
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def make_lightrag_pg(
     dsn: str,
     embedder: Any,
@@ -77,34 +54,17 @@ def make_lightrag_pg(
     model_name: str = MODEL_NAME,
 ) -> Any:
     """A ``LightRAG`` on PostgreSQL (not initialised: ``await rag.initialize_storages()``)."""
-    register_offline_tiktoken()
-    from lightrag import LightRAG
-    from lightrag.utils import TiktokenTokenizer
-
-    _quiet_lightrag()
-    with _env(lightrag_pg_env(dsn)):
-        return LightRAG(
-            working_dir=tempfile.mkdtemp(prefix="hexrag-lightrag-pg-"),
-            workspace=workspace,
-            embedding_func=lightrag_embedding_func(embedder, model_name=model_name),
-            llm_model_func=_no_llm,
-            tokenizer=TiktokenTokenizer("gpt-4o-mini"),
-            kg_chunk_pick_method=kg_chunk_pick_method,
-            related_chunk_number=5,
-            enable_content_headings=True,
-            cosine_better_than_threshold=cosine_threshold,
-            vector_db_storage_cls_kwargs={"cosine_better_than_threshold": cosine_threshold},
-            min_rerank_score=0.0,
-            user_prompt_prefix="",
-            enable_llm_cache=True,
-            rerank_model_func=None,
-            **PG_STORAGES,
-        )
+    return new_lightrag(
+        embedder, env=lightrag_env(lightrag_pg_env(dsn)),
+        working_dir=tempfile.mkdtemp(prefix="hexrag-lightrag-pg-"), workspace=workspace,
+        kg_chunk_pick_method=kg_chunk_pick_method, cosine_threshold=cosine_threshold,
+        model_name=model_name, storages=PG_STORAGES,
+    )
 
 
 async def init_lightrag_pg(rag: Any, dsn: str) -> None:
     """``rag.initialize_storages()`` with LightRAG's ``POSTGRES_*`` variables set."""
-    with _env(lightrag_pg_env(dsn)):
+    with lightrag_env(lightrag_pg_env(dsn)):
         await rag.initialize_storages()
 
 
@@ -116,10 +76,7 @@ async def write_lightrag_pg(
     approximate HNSW index changes results once autovacuum first analyses a fresh table)."""
     rag = make_lightrag_pg(dsn, embedder, workspace=workspace, model_name=model_name)
     await init_lightrag_pg(rag, dsn)
-    try:
-        await write_lightrag_records(rag, dataset)
-    finally:
-        await rag.finalize_storages()
+    await write_then_finalize(rag, dataset)
     import asyncpg
 
     conn = await asyncpg.connect(dsn)
