@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -102,28 +103,53 @@ def _make_lightrag(
     related_chunk_number: int = 5,
     enable_content_headings: bool = True,
 ) -> Any:
+    return new_lightrag(
+        embedder, working_dir=wd.root, workspace=wd.workspace,
+        kg_chunk_pick_method=kg_chunk_pick_method, cosine_threshold=cosine_threshold,
+        related_chunk_number=related_chunk_number,
+        enable_content_headings=enable_content_headings,
+    )
+
+
+def new_lightrag(
+    embedder: Embedder | _AsyncEmbedder,
+    *,
+    working_dir: str | Path,
+    workspace: str,
+    kg_chunk_pick_method: str,
+    cosine_threshold: float,
+    model_name: str | None = None,
+    storages: Mapping[str, str] | None = None,
+    related_chunk_number: int = 5,
+    enable_content_headings: bool = True,
+    env: AbstractContextManager[Any] | None = None,
+) -> Any:
+    """A ``LightRAG`` (not initialised) with the parity settings and ``storages`` (LightRAG's
+    defaults when ``None``), constructed inside ``env`` when given (LightRAG's storage classes
+    read their connection variables then)."""
     register_offline_tiktoken()
     from lightrag import LightRAG
     from lightrag.utils import TiktokenTokenizer
 
     _quiet_lightrag()
-
-    return LightRAG(
-        working_dir=str(wd.root),
-        workspace=wd.workspace,
-        embedding_func=lightrag_embedding_func(embedder),
-        llm_model_func=_no_llm,
-        tokenizer=TiktokenTokenizer("gpt-4o-mini"),
-        kg_chunk_pick_method=kg_chunk_pick_method,
-        related_chunk_number=related_chunk_number,
-        enable_content_headings=enable_content_headings,
-        cosine_better_than_threshold=cosine_threshold,
-        vector_db_storage_cls_kwargs={"cosine_better_than_threshold": cosine_threshold},
-        min_rerank_score=0.0,
-        user_prompt_prefix="",
-        enable_llm_cache=True,
-        rerank_model_func=None,
-    )
+    with env if env is not None else nullcontext():
+        return LightRAG(
+            working_dir=str(working_dir),
+            workspace=workspace,
+            embedding_func=lightrag_embedding_func(embedder, model_name=model_name),
+            llm_model_func=_no_llm,
+            tokenizer=TiktokenTokenizer("gpt-4o-mini"),
+            kg_chunk_pick_method=kg_chunk_pick_method,
+            related_chunk_number=related_chunk_number,
+            enable_content_headings=enable_content_headings,
+            cosine_better_than_threshold=cosine_threshold,
+            vector_db_storage_cls_kwargs={"cosine_better_than_threshold": cosine_threshold},
+            min_rerank_score=0.0,
+            user_prompt_prefix="",
+            enable_llm_cache=True,
+            rerank_model_func=None,
+            **(storages or {}),
+        )
 
 
 def _clear_workdir(path: Path) -> None:
