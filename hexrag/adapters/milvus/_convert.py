@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from hexrag.adapters._vector_check import checked_vector
 from hexrag.adapters.milvus._filter import SCOPE_COLUMNS
 from hexrag.core.scope import scope_values
 from hexrag.core.source_ids import parse_source_ids
@@ -98,18 +99,7 @@ OUTPUT_FIELDS: tuple[str, ...] = (*SCALAR_FIELDS, "vector")
 
 def vector_of(value: Any, dim: int, *, what: str) -> np.ndarray:
     """``value`` as a 1-D float32 array of length ``dim``, else :class:`ConfigurationError`."""
-    if value is None:
-        raise ConfigurationError(f"{what} has no vector; every record needs one of length {dim}")
-    try:
-        arr = np.asarray(value, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
-        raise ConfigurationError(f"{what}: vector is not numeric ({exc})") from exc
-    if arr.ndim != 1 or arr.shape[0] != dim:
-        raise ConfigurationError(
-            f"{what}: vector has shape {arr.shape}, this Milvus index stores dim={dim}; "
-            "check that the embedder matches the collection"
-        )
-    return arr
+    return checked_vector(value, dim, what=what, backend="Milvus")
 
 
 def _check_varchar(record_id: str, column: str, value: str | None) -> None:

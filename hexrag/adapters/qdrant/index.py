@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hexrag.adapters._vector_check import checked_vector
 from hexrag.adapters._vector_index_props import VectorIndexProps
 from hexrag.adapters.qdrant._errors import translate_errors
 from hexrag.adapters.qdrant.layouts import HexragLayout, QdrantLayout, record_scope
@@ -71,20 +72,7 @@ def connect(url: str, *, api_key: str | None = None, timeout: float | None = 30.
 
 def vector_of(value: Any, dim: int, *, what: str) -> np.ndarray:
     """``value`` as a 1-D float32 array of length ``dim``, else :class:`ConfigurationError`."""
-    if value is None:
-        raise ConfigurationError(f"{what} has no vector; every record needs one of length {dim}")
-    try:
-        arr = np.asarray(value, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
-        raise ConfigurationError(f"{what}: vector is not numeric ({exc})") from exc
-    if arr.ndim != 1 or arr.shape[0] != dim:
-        raise ConfigurationError(
-            f"{what}: vector has shape {arr.shape}, this Qdrant index stores dim={dim}; "
-            "check that the embedder matches the collection"
-        )
-    if not np.all(np.isfinite(arr)):
-        raise ConfigurationError(f"{what}: vector has a NaN or infinite component")
-    return arr
+    return checked_vector(value, dim, what=what, backend="Qdrant", finite=True)
 
 
 def _embedded(client: Any) -> bool:
