@@ -110,10 +110,11 @@ class CacheContract(ContractGuard):
 
     async def test_scan_lists_every_entry(self, cache: Cache) -> None:
         """``scan_entries`` pages list every ``(key, value)`` once, values as ``get_many``
-        returns them; an empty cache gives one empty last page; a bad limit is InvalidQuery."""
+        returns them; an empty cache's scan ends with no entry; a bad limit is InvalidQuery."""
         assert isinstance(cache, ScansCache), "Cache must offer scan_entries"
-        page = await cache.scan_entries(None, limit=5)
-        assert page.items == [] and page.cursor is None
+        # empty pages with a cursor are allowed (a Redis SCAN over a shared server); the
+        # scan of an empty cache must end with no item
+        assert (await collect(cache.scan_entries, limit=5))[0] == []
         entries = {**_ENTRIES, **{f"scan:{i:03d}": {"return": str(i)} for i in range(12)}}
         await cache.set_many(entries)
         await check_scan_basics(cache.scan_entries, lambda kv: kv[0], set(entries))
