@@ -18,6 +18,7 @@ __all__ = [
     "ApiKeyMiddleware",
     "BodyLimitMiddleware",
     "CatchAllMiddleware",
+    "body_workspace",
     "path_matches",
 ]
 
@@ -62,6 +63,18 @@ async def read_body(receive: Receive, limit: int) -> bytes | None:
         parts.append(chunk)
         if not message.get("more_body", False):
             return b"".join(parts)
+
+
+def body_workspace(body: bytes) -> str:
+    """The top-level ``"workspace"`` string of a JSON body (hexrag's alternative to the
+    ``LIGHTRAG-WORKSPACE`` header); ``""`` when absent, not a string, or not JSON."""
+    if b'"workspace"' not in body:
+        return ""
+    try:
+        value = json.loads(body).get("workspace")
+    except (ValueError, AttributeError, RecursionError):
+        return ""
+    return value if isinstance(value, str) else ""
 
 
 def replaying(body: bytes, receive: Receive) -> Receive:

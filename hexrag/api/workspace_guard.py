@@ -16,9 +16,17 @@ body check sits inside the body limit, which hands the whole body over in one me
 
 from __future__ import annotations
 
-import json
-
-from hexrag.api.middleware import ASGIApp, Message, Receive, Scope, Send, send_json
+from hexrag.api.middleware import (
+    ASGIApp,
+    ClientGone,
+    Receive,
+    Scope,
+    Send,
+    body_workspace,
+    read_body,
+    replaying,
+    send_json,
+)
 
 __all__ = ["WorkspaceBodyGuardMiddleware", "WorkspaceGuardMiddleware"]
 
@@ -64,35 +72,18 @@ class WorkspaceBodyGuardMiddleware:
         if b"json" not in headers.get(b"content-type", b""):
             await self.app(scope, receive, send)
             return
-        first = await receive()  # the whole body: the body limit read it
-        body = first.get("body", b"") if first["type"] == "http.request" else b""
-        named = _body_names(body) if not first.get("more_body", False) else ""
+        try:
+            body = await read_body(receive, 0) or b""  # bounded by the body limit outside
+        except ClientGone:
+            return
+        named = body_workspace(body)
         if named and named != self.workspace:
             await send_json(send, 404, {"detail": f"unknown workspace {named[:40]!r}"})
             return
-        delivered = False
-
-        async def again() -> Message:
-            nonlocal delivered
-            if not delivered:
-                delivered = True
-                return first
-            return await receive()
-
-        await self.app(scope, again, send)
+        await self.app(scope, replaying(body, receive), send)
 
 
 def _header_names(scope: Scope) -> bool:
     """Whether a ``LIGHTRAG-WORKSPACE`` header is present (empty: the default, as on the
     router, which then reads no body either)."""
     return any(key == _HEADER for key, _ in scope.get("headers", []))
-
-
-def _body_names(body: bytes) -> str:
-    if b'"workspace"' not in body:
-        return ""
-    try:
-        value = json.loads(body).get("workspace")
-    except (ValueError, AttributeError, RecursionError):
-        return ""
-    return value if isinstance(value, str) else ""

@@ -21,7 +21,6 @@ stay open, least recently used closed first: see :class:`WorkspaceRouter`.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 from collections import OrderedDict
@@ -39,6 +38,7 @@ from hexrag.api.middleware import (
     Receive,
     Scope,
     Send,
+    body_workspace,
     read_body,
     replaying,
     send_json,
@@ -336,15 +336,7 @@ class WorkspaceRouter:
         body = await read_body(receive, self.max_body_bytes)
         if body is None:
             return None, receive
-        name = self.catalog.default
-        if b'"workspace"' in body:
-            try:
-                value = json.loads(body).get("workspace")
-            except (ValueError, AttributeError, RecursionError):
-                value = None
-            if isinstance(value, str) and value:
-                name = value
-        return name, replaying(body, receive)
+        return body_workspace(body) or self.catalog.default, replaying(body, receive)
 
     async def _reply(self, scope: Scope, receive: Receive, send: Send, answer: _Answer) -> None:
         """Send the router's own ``answer`` (through CORS when configured)."""
