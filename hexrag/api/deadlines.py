@@ -190,6 +190,7 @@ class StoreDeadline:
             async def bounded(*args: Any, **kwargs: Any) -> Any:
                 return await self.call(attr, value(*args, **kwargs))
 
+            self.__dict__[attr] = bounded  # built once: later lookups skip __getattr__
             return bounded
         if inspect.isasyncgenfunction(value):
 
@@ -197,6 +198,7 @@ class StoreDeadline:
             def iterate(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
                 return self._iterate(attr, value(*args, **kwargs))
 
+            self.__dict__[attr] = iterate
             return iterate
         return value
 
