@@ -56,8 +56,8 @@ from hexrag.adapters.memory import (  # noqa: E402
     MemoryVectorIndex,
 )
 from hexrag.bootstrap import compose_engine  # noqa: E402
-from hexrag.core.engine import QueryEngine  # noqa: E402
 from hexrag.core.model import EngineSettings, QueryParam  # noqa: E402
+from hexrag.core.query.engine import QueryEngine  # noqa: E402
 from tests.integration.golden import (  # noqa: E402
     GENERATOR_VERSION,
     MODES,

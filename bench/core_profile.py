@@ -18,9 +18,9 @@ import numpy as np
 
 from hexrag.adapters.memory import MemoryChunkStore, MemoryGraphStore, MemoryVectorIndex
 from hexrag.bootstrap import compose_engine
-from hexrag.core.engine import QueryEngine
-from hexrag.core.ids import entity_id, relation_id
+from hexrag.core.ingest.ids import entity_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, QueryParam, Relation, VectorRecord
+from hexrag.core.query.engine import QueryEngine
 
 DIM = 384
 

@@ -101,7 +101,7 @@ async def hexrag_side(docs: list[str], root: Path) -> tuple[float, int, Path]:
     from hexrag.adapters.memory import HashingEmbedder
     from hexrag.adapters.tiktoken_offline import default_tokenizer
     from hexrag.adapters.workdir import empty_workdir_stack, save_workdir
-    from hexrag.core.ingestion import Ingestor
+    from hexrag.core.ingest.ingestion import Ingestor
 
     stack = empty_workdir_stack(DIM)
     llm = ScriptedKGLLM()

@@ -56,7 +56,7 @@ def generate(directory: Path, *, entities: int, relations: int, chunks: int, dim
     networkx's exact formats; tests/unit/test_workdir_*.py check that)."""
     from hexrag.adapters.workdir.graphml import write_graphml
     from hexrag.adapters.workdir.nanovdb import encode_row_vector, write_nano_vdb
-    from hexrag.core.ids import entity_id, relation_id
+    from hexrag.core.ingest.ids import entity_id, relation_id
 
     directory.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from hexrag.bootstrap import build_engine, compose_engine, open_copy_source, open_stack
     from hexrag.config import StackConfig, load_config
-    from hexrag.core.engine import QueryEngine, QueryResult
+    from hexrag.core.query.engine import QueryEngine, QueryResult
     from hexrag.domain.errors import (
         BackendError,
         BackendTimeout,
@@ -44,7 +44,7 @@ _HOMES: dict[str, str] = {
         ("build_engine", "compose_engine", "open_copy_source", "open_stack"), "hexrag.bootstrap"
     ),
     **dict.fromkeys(("StackConfig", "load_config"), "hexrag.config"),
-    **dict.fromkeys(("QueryEngine", "QueryResult"), "hexrag.core.engine"),
+    **dict.fromkeys(("QueryEngine", "QueryResult"), "hexrag.core.query.engine"),
     **dict.fromkeys(
         (
             "BackendError",

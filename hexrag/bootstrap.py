@@ -26,8 +26,8 @@ from typing import Any
 
 from hexrag.builder import StackBuilder, close_all
 from hexrag.config import StackConfig
-from hexrag.core.engine import QueryEngine
 from hexrag.core.errors import ConfigurationError, NotFound
+from hexrag.core.query.engine import QueryEngine
 from hexrag.manifests import StackModel, choose_embedder, normal_spec, resolve_spec
 from hexrag.ports import LLM, DocumentStore, Embedder, Reranker
 from hexrag.ports.stack import StackManifest
@@ -149,7 +149,7 @@ def compose_ingestor(
     cache: Any = None,
     kv: Any = None,
 ) -> Any:
-    """An :class:`~hexrag.core.ingestion.Ingestor` over ``stores`` (as for
+    """An :class:`~hexrag.core.ingest.ingestion.Ingestor` over ``stores`` (as for
     :func:`compose_engine`), the extraction ``llm``, the ``embedder`` and the stack's
     ``documents`` store (default: the stores' ``documents``; ``None``: ingestion works,
     deletion and status rows do not). ``tokenizer`` defaults to the offline tiktoken
@@ -158,7 +158,7 @@ def compose_ingestor(
     -> store) to the stores' ``kv``."""
     import time
 
-    from hexrag.core.ingestion import Ingestor
+    from hexrag.core.ingest.ingestion import Ingestor
 
     pick = _picker(stores)
     found = _required(pick, "an ingestor")
@@ -209,7 +209,7 @@ class App:
         return self.stores.entities.dim
 
     def ingestor(self, llm: Any, *, settings: Any = None) -> Any:
-        """An :class:`~hexrag.core.ingestion.Ingestor` writing every section of the stack
+        """An :class:`~hexrag.core.ingest.ingestion.Ingestor` writing every section of the stack
         (vectors, graph, chunks, cache, documents, ``kv``) with its model; call
         :meth:`record_model` before the first write."""
         return compose_ingestor(

@@ -33,11 +33,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hexrag.bootstrap import compose_engine
-from hexrag.core.engine import QueryEngine
 from hexrag.core.errors import ConfigurationError
-from hexrag.core.ids import entity_id, relation_id
+from hexrag.core.ingest.ids import entity_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, Relation, VectorRecord
-from hexrag.core.source_ids import parse_source_ids
+from hexrag.core.query.engine import QueryEngine
+from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.core.versioning import CorpusVersion, track_writes
 from hexrag.ports import Embedder
 

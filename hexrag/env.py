@@ -110,11 +110,11 @@ def _int_env(env: Mapping[str, str], name: str, default: int) -> int:
 
 
 def ingest_settings(environ: Mapping[str, str] | None = None, **fields: Any) -> Any:
-    """:class:`~hexrag.core.ingestion.IngestSettings` from LightRAG's variables (see the
+    """:class:`~hexrag.core.ingest.ingestion.IngestSettings` from LightRAG's variables (see the
     module docstring); ``fields`` (``IngestSettings`` field names) win."""
-    from hexrag.core.ingestion import IngestSettings
-    from hexrag.core.merging import MergeSettings
-    from hexrag.core.summary import SummaryLimits
+    from hexrag.core.ingest.ingestion import IngestSettings
+    from hexrag.core.ingest.merging import MergeSettings
+    from hexrag.core.ingest.summary import SummaryLimits
 
     env = os.environ if environ is None else environ
     language = env.get("SUMMARY_LANGUAGE") or "English"

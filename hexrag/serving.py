@@ -64,7 +64,7 @@ class _StackWrites:
     """The ingestor the document routes use: the stack records its model before its first
     write, and what lives in files is written back after each deletion; a stack that
     does not ``accepts_documents`` (a working directory) refuses ingestion and resumes
-    nothing. Everything else is the wrapped :class:`~hexrag.core.ingestion.Ingestor`'s."""
+    nothing. Everything else is the wrapped :class:`~hexrag.core.ingest.ingestion.Ingestor`'s."""
 
     def __init__(self, inner: Any, stack: Any, *, accepts_documents: bool, why_not: str) -> None:
         self._inner = inner

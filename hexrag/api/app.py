@@ -1,6 +1,7 @@
 """The HTTP API: LightRAG's ``/query``, ``/query/stream`` and ``/query/data``; health; metrics.
 
-A thin driving adapter over :class:`~hexrag.core.engine.QueryEngine`. Existing LightRAG clients
+A thin driving adapter over :class:`~hexrag.core.query.engine.QueryEngine`. Existing LightRAG
+clients
 work unchanged; hexrag adds the ``scope`` request field and ``processing_info`` details.
 
 Status codes: request validation -> 422 (``/query``, ``/query/stream``) or 400 with LightRAG's
@@ -39,8 +40,8 @@ from hexrag.api.query_routes import add_query_routes
 from hexrag.api.strict_json import StrictJsonMiddleware
 from hexrag.api.webui import WEBUI_PATHS, add_webui_routes
 from hexrag.api.workspace_guard import WorkspaceBodyGuardMiddleware, WorkspaceGuardMiddleware
-from hexrag.core.engine import QueryEngine
-from hexrag.core.ingestion import Ingestor
+from hexrag.core.ingest.ingestion import Ingestor
+from hexrag.core.query.engine import QueryEngine
 
 __all__ = ["DEFAULT_REQUIRED_STORES", "Metrics", "create_app", "safe_text"]
 

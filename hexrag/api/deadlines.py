@@ -15,7 +15,7 @@ was never retrieved".
 :class:`StoreDeadline` applies that to every coroutine method (and every ``async for`` step) of
 any port object, naming the store's role and backend in the
 :class:`~hexrag.core.errors.BackendTimeout`; :func:`engine_with_deadlines` wraps every store of a
-:class:`~hexrag.core.engine.QueryEngine` that way (the HTTP API does it at composition, with
+:class:`~hexrag.core.query.engine.QueryEngine` that way (the HTTP API does it at composition, with
 ``STORE_TIMEOUT``). A store whose abandoned calls pile up (``max_abandoned`` still running)
 fails new calls at once instead of stacking more of them on the frozen server.
 """
@@ -213,7 +213,7 @@ def _wrap(store: Any, role: str, timeout: float) -> Any:
 
 
 def engine_with_deadlines(engine: Any, timeout: float) -> Any:
-    """A shallow copy of ``engine`` (a :class:`~hexrag.core.engine.QueryEngine`) whose stores,
+    """A shallow copy of ``engine`` (a :class:`~hexrag.core.query.engine.QueryEngine`) whose stores,
     cache, fragments and corpus-version read each answer within ``timeout`` seconds or raise
     :class:`~hexrag.core.errors.BackendTimeout` naming the store. ``engine`` is unchanged."""
     out = copy.copy(engine)

@@ -4,12 +4,12 @@
 ``texts`` and ``file_source`` / ``file_sources``, plus hexrag's ``product_id``, ``category``
 and ``source`` scope metadata) answer at once with a ``track_id``; the documents are then
 ingested in the background, one at a time (LightRAG's pipeline is single-flight), by
-:class:`hexrag.core.ingestion.Ingestor`, while queries keep being served. ``GET /documents``
+:class:`hexrag.core.ingest.ingestion.Ingestor`, while queries keep being served. ``GET /documents``
 lists every document this server received with its status (``pending``, ``processing``,
 ``processed``, ``failed`` with the error) - the stack's document store's rows together with
 what this process has queued - and ``GET /documents/pipeline_status`` says whether the
 pipeline is busy. ``DELETE /documents/delete_document`` (LightRAG's body: ``doc_ids``) queues
-an exact deletion (:meth:`hexrag.core.ingestion.Ingestor.delete_documents`) behind the
+an exact deletion (:meth:`hexrag.core.ingest.ingestion.Ingestor.delete_documents`) behind the
 ingestions already queued. A failed document records a short error and never fails the
 server; one that failed because a store was unreachable or timed out is tried again with
 backoff until the store is back (:mod:`hexrag.api.ingest_retry`; the waiting retries are in the
@@ -33,9 +33,9 @@ from hexrag.api.ingest_retry import RetryBook
 from hexrag.api.models import _check_text
 from hexrag.core.documents import DocRecord, content_summary, encode_file_path
 from hexrag.core.errors import ConfigurationError, HexragError, InvalidQuery
-from hexrag.core.extraction import sanitize_text_for_encoding
-from hexrag.core.ids import mdhash_id
-from hexrag.core.ingestion import Ingestor
+from hexrag.core.ingest.extraction import sanitize_text_for_encoding
+from hexrag.core.ingest.ids import mdhash_id
+from hexrag.core.ingest.ingestion import Ingestor
 
 __all__ = ["DocumentQueue", "add_document_routes"]
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from hexrag.core.model import QueryParam, QueryScope
-from hexrag.core.validation import MIN_RAG_QUERY_WEIGHT, TOO_SHORT_MESSAGE, rag_query_weight
+from hexrag.core.query.validation import MIN_RAG_QUERY_WEIGHT, TOO_SHORT_MESSAGE, rag_query_weight
 from hexrag.env import query_param
 
 __all__ = ["QueryDataResponse", "QueryRequest", "QueryResponse", "ScopeModel"]

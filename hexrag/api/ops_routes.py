@@ -16,7 +16,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from hexrag.api.deadlines import HealthProbes
 from hexrag.api.error_answers import _COMMON_ERRORS, safe_text
 from hexrag.api.metrics import Metrics
-from hexrag.core.engine import QueryEngine
+from hexrag.core.query.engine import QueryEngine
 
 __all__ = ["add_ops_routes"]
 

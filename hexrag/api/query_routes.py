@@ -18,8 +18,8 @@ from hexrag.api.error_answers import _DATA_ERRORS, _QUERY_ERRORS, _error_id, saf
 from hexrag.api.limits import ApiLimits
 from hexrag.api.metrics import Metrics
 from hexrag.api.models import SCOPE_FIELDS, QueryDataResponse, QueryRequest, QueryResponse
-from hexrag.core.engine import QueryEngine, QueryResult
 from hexrag.core.errors import BackendTimeout, InvalidQuery
+from hexrag.core.query.engine import QueryEngine, QueryResult
 
 log = logging.getLogger("hexrag.api")
 

@@ -7,8 +7,8 @@ split ``source_id`` strings), so repeated work across queries is done once. Benc
 
 from __future__ import annotations
 
-from hexrag.core.headings import clear_heading_cache
-from hexrag.core.source_ids import clear_split_cache
+from hexrag.core.query.headings import clear_heading_cache
+from hexrag.core.query.source_ids import clear_split_cache
 from hexrag.core.tokenizer import clear_token_caches
 
 __all__ = ["clear_memo_caches"]

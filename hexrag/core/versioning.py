@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from hexrag.core.pick import score_ids
+from hexrag.core.query.pick import score_ids
 from hexrag.domain.records import Chunk, Entity, Relation, VectorHit, VectorRecord
 from hexrag.domain.scope import QueryScope
 from hexrag.ports import Cache, ChunkStore, GraphStore, VectorIndex

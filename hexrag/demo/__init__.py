@@ -20,9 +20,9 @@ from hexrag.adapters.memory import (
     MemoryVectorIndex,
 )
 from hexrag.bootstrap import compose_engine
-from hexrag.core.engine import QueryEngine
-from hexrag.core.ids import entity_id, mdhash_id, relation_id
+from hexrag.core.ingest.ids import entity_id, mdhash_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, Relation, VectorRecord
+from hexrag.core.query.engine import QueryEngine
 
 __all__ = [
     "DEFAULT_QUESTION",
@@ -181,14 +181,15 @@ async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None =
 
 async def build_ingested_demo_engine(*, dim: int = 384) -> tuple[DemoStack, list[Any]]:
     """The demo's product documents ingested by hexrag's LightRAG pipeline
-    (:class:`~hexrag.core.ingestion.Ingestor`) with an offline scripted extraction LLM and the
+    (:class:`~hexrag.core.ingest.ingestion.Ingestor`) with an offline scripted extraction LLM
+    and the
     product metadata in LightRAG's encoded ``file_path``; returns the stack and the reports."""
     import time
 
     from hexrag.adapters.memory.document_store import MemoryDocumentStore
     from hexrag.adapters.tiktoken_offline import default_tokenizer
     from hexrag.core.documents import encode_file_path
-    from hexrag.core.ingestion import Ingestor, IngestSettings
+    from hexrag.core.ingest.ingestion import Ingestor, IngestSettings
     from hexrag.devtools.scripted_kg import ScriptedKGLLM
 
     kb = load_kb()

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hexrag.core.extraction_prompts import COMPLETION_DELIMITER, TUPLE_DELIMITER
+from hexrag.core.ingest.extraction_prompts import COMPLETION_DELIMITER, TUPLE_DELIMITER
 
 __all__ = ["ScriptedKGLLM", "chat_responder", "kg_reply"]
 

@@ -3,7 +3,7 @@ answers it deterministically from the prompt's own text, in the format LightRAG 
 
 * **keyword extraction** (``KEYWORDS_EXTRACTION``: ``---Real Data---`` / ``User Query:``):
   LightRAG's JSON object ``{"high_level_keywords": [...], "low_level_keywords": [...]}``,
-  drawn from the query by :func:`hexrag.core.keywords.basic_keywords` (themes as lower-case
+  drawn from the query by :func:`hexrag.core.query.keywords.basic_keywords` (themes as lower-case
   phrases, names and identifiers as written);
 * **entity extraction and gleaning** (a system prompt and an ``---Input Text---`` block):
   LightRAG's tuple rows, exactly :func:`hexrag.devtools.scripted_kg.kg_reply` (capitalised
@@ -34,7 +34,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hexrag.core.keywords import basic_keywords
+from hexrag.core.query.keywords import basic_keywords
 from hexrag.devtools.scripted_kg import kg_reply
 
 __all__ = ["StandInLLM", "standin_reply", "standin_responder"]

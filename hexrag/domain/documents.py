@@ -8,7 +8,7 @@ path, timestamp) together with the document's metadata (``product_id``, ``catego
 them lets hexrag
 
 * rebuild an entity or relation from the fragments that remain when a document goes
-  (:mod:`hexrag.core.deletion`), and
+  (:mod:`hexrag.core.ingest.deletion`), and
 * render a scoped query's description from the in-scope fragments only.
 
 A :class:`DocRecord` is a document's status row, shaped like LightRAG's ``doc_status``

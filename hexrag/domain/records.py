@@ -27,7 +27,7 @@ class Entity:
     """A knowledge-graph node. ``name`` is the node id (LightRAG's ``entity_id``).
 
     ``source_id`` is kept exactly as stored (``<SEP>``-joined chunk ids, or whatever form the
-    store uses); :func:`hexrag.core.source_ids.parse_source_ids` turns it into ids.
+    store uses); :func:`hexrag.core.query.source_ids.parse_source_ids` turns it into ids.
     ``properties`` holds any further stored attributes (never the fields above).
     """
 
@@ -46,7 +46,7 @@ class Relation:
 
     ``src_id``/``tgt_id`` keep the stored orientation (edges are undirected for every lookup).
     A store that has no relation ids (LightRAG's NetworkX graph) uses
-    :func:`hexrag.core.ids.relation_id` of the sorted pair, which is also LightRAG's
+    :func:`hexrag.core.ingest.ids.relation_id` of the sorted pair, which is also LightRAG's
     relationship-vector id, so graph and vector index agree.
     ``weight`` ``None`` means missing (the pipeline then uses 1.0, as LightRAG does).
     """

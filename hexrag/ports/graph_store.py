@@ -76,7 +76,7 @@ class GraphStore(Protocol):
     async def get_edges_by_chunk_ids(self, chunk_ids: Sequence[str]) -> dict[str, list[Relation]]:
         """Relations whose ``source_id`` names each chunk id, matched as a whole id.
 
-        ``source_id`` is split with :func:`hexrag.core.source_ids.parse_source_ids` (so
+        ``source_id`` is split with :func:`hexrag.core.query.source_ids.parse_source_ids` (so
         ``chunk-1`` never matches ``chunk-10``). Chunk ids named by no relation are absent.
         """
         ...

@@ -95,7 +95,7 @@ class ScoresIds(Protocol):
     to the core; an index that keeps its vectors at hand (in memory, or a database that can
     compute the cosine) answers with one array instead. The core uses this method when the
     chunks index has it and falls back to :meth:`VectorIndex.get_vectors` otherwise
-    (:func:`hexrag.core.pick.score_ids`), so implementing it is never required.
+    (:func:`hexrag.core.query.pick.score_ids`), so implementing it is never required.
     """
 
     async def score_ids(self, ids: Sequence[str], vector: np.ndarray) -> np.ndarray:
@@ -103,7 +103,7 @@ class ScoresIds(Protocol):
 
         * A float64 array aligned with ``ids`` (duplicates scored each time).
         * The stored vector is the one :meth:`VectorIndex.get_vectors` returns, and the score
-          is :func:`hexrag.core.pick.cosine_scores` of it (float64 arithmetic): the same
+          is :func:`hexrag.core.query.pick.cosine_scores` of it (float64 arithmetic): the same
           numbers as fetching the vectors and scoring them in the core.
         * ``NaN`` for an id without a stored vector (missing id).
         """

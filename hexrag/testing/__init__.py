@@ -1,6 +1,7 @@
 """hexrag's contract suite: one base class per port, importable by anyone who writes a backend.
 
-Expected results come from the pure oracle in :mod:`hexrag.core.oracle`, computed over the fixed
+Expected results come from the pure oracle in :mod:`hexrag.core.reference.oracle`, computed
+over the fixed
 corpus in :mod:`hexrag.testing.corpus` (never from the adapter under test).
 
 How a backend opts in

@@ -9,8 +9,8 @@ from dataclasses import fields, replace
 from typing import Any, TypeVar
 
 from hexrag.core.model import QueryScope, VectorHit, VectorRecord
-from hexrag.core.oracle import VectorOracle, record_scope_values
-from hexrag.core.source_ids import parse_source_ids
+from hexrag.core.query.source_ids import parse_source_ids
+from hexrag.core.reference.oracle import VectorOracle, record_scope_values
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hexrag.core.oracle import json_roundtrip
+from hexrag.core.reference.oracle import json_roundtrip
 from hexrag.ports import Cache, ScansCache
 from hexrag.testing._guard import ContractGuard
 from hexrag.testing.scan import check_resume_after_writes, check_scan_basics, collect

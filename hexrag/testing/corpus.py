@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from hexrag.core.ids import relation_id
+from hexrag.core.ingest.ids import relation_id
 from hexrag.core.model import Chunk, Entity, QueryScope, Relation, VectorRecord
 
 __all__ = [

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from hexrag.core.model import Entity, Relation
-from hexrag.core.oracle import GraphOracle
+from hexrag.core.reference.oracle import GraphOracle
 from hexrag.ports import GraphStore, ScansGraph
 from hexrag.testing import corpus
 from hexrag.testing._guard import ContractGuard

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from hexrag.core.model import RerankResult
-from hexrag.core.oracle import cosine
+from hexrag.core.reference.oracle import cosine
 from hexrag.ports import LLM, Embedder, Reranker
 from hexrag.testing._guard import ContractGuard
 from hexrag.testing.corpus import NASTY_STRINGS

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from hexrag.core.ids import entity_id, relation_id
+from hexrag.core.ingest.ids import entity_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, QueryParam, VectorRecord
 from hexrag.ports import ChunkStore, Embedder, GraphStore, VectorIndex
 from hexrag.testing import corpus

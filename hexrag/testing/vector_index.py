@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import QueryScope, VectorRecord
-from hexrag.core.oracle import VectorOracle, cosine, record_scope_values
-from hexrag.core.pick import score_ids
+from hexrag.core.query.pick import score_ids
+from hexrag.core.reference.oracle import VectorOracle, cosine, record_scope_values
 from hexrag.core.scope import prefilter_match
 from hexrag.ports import ScansVectorIndex, ScoresIds, VectorIndex
 from hexrag.testing import corpus

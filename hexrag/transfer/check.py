@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.core.scope import chunk_meta
-from hexrag.core.source_ids import parse_source_ids
 from hexrag.ports.scan import (
     DEFAULT_SCAN_LIMIT,
     ScansChunks,

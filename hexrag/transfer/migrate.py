@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from hexrag.core.engine import QueryEngine
 from hexrag.core.model import QueryParam, VectorRecord
+from hexrag.core.query.engine import QueryEngine
 from hexrag.ports import BulkLoads, Embedder, ExactSearchSwitch
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT
 from hexrag.transfer.archive import (

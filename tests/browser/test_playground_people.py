@@ -20,7 +20,7 @@ import pytest
 from hexrag.api.app import create_app
 from hexrag.api.limits import ApiSettings
 from hexrag.core.documents import encode_file_path
-from hexrag.core.ids import relation_id
+from hexrag.core.ingest.ids import relation_id
 from hexrag.core.model import Chunk, Entity, Relation
 from hexrag.demo import DEFAULT_QUESTION
 from tests.browser.test_playground import StreamingLLM, _app, _page, _run, _shot

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from hexrag.adapters.memory import HashingEmbedder
-from hexrag.core.ids import entity_id, relation_id
+from hexrag.core.ingest.ids import entity_id, relation_id
 from hexrag.core.model import Chunk, Entity, QueryScope, Relation, VectorRecord
 
 __all__ = [

@@ -20,7 +20,7 @@ from hexrag.adapters.memory import (
 from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.api.app import create_app
 from hexrag.bootstrap import compose_engine
-from hexrag.core.ingestion import Ingestor, IngestSettings
+from hexrag.core.ingest.ingestion import Ingestor, IngestSettings
 from hexrag.devtools.scripted_kg import kg_reply
 from tests.integration.live import LiveServer
 

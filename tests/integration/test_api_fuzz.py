@@ -29,7 +29,7 @@ from schemathesis.checks import (  # noqa: E402
 from hexrag.adapters.memory import FakeLLM  # noqa: E402
 from hexrag.api import create_app  # noqa: E402
 from hexrag.api.limits import ApiSettings  # noqa: E402
-from hexrag.core.engine import QueryEngine  # noqa: E402
+from hexrag.core.query.engine import QueryEngine  # noqa: E402
 from hexrag.demo import build_demo_engine  # noqa: E402
 
 
@@ -48,7 +48,7 @@ def _app() -> object:
 
     from hexrag.adapters.memory import MemoryDocumentStore
     from hexrag.adapters.tiktoken_offline import default_tokenizer
-    from hexrag.core.ingestion import Ingestor
+    from hexrag.core.ingest.ingestion import Ingestor
 
     # the document endpoints are fuzzed too (deletion and upload included), with a real
     # (background) ingestion pipeline and document store

@@ -26,7 +26,7 @@ from hexrag.adapters.memory import (
 )
 from hexrag.api import create_app
 from hexrag.api.limits import ApiLimits, ApiSettings
-from hexrag.core.engine import QueryEngine
+from hexrag.core.query.engine import QueryEngine
 from hexrag.demo import DEFAULT_QUESTION, build_demo_engine
 from tests.integration.live import LiveServer
 

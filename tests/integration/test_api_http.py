@@ -19,8 +19,8 @@ import pytest
 
 from hexrag.adapters.memory import FakeLLM, MemoryCache
 from hexrag.api import create_app
-from hexrag.core.engine import QueryEngine
 from hexrag.core.model import Entity
+from hexrag.core.query.engine import QueryEngine
 from hexrag.core.versioning import CorpusVersion, track_writes
 from hexrag.demo import DEFAULT_QUESTION, DemoStack, build_demo_engine
 from hexrag.devtools.scripted_openai import Reply, ScriptedOpenAIServer

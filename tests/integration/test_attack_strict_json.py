@@ -25,11 +25,11 @@ from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.api import create_app
 from hexrag.api.limits import ApiSettings
 from hexrag.api.strict_json import LOCATE_MAX_BYTES, MAX_NUMBER_CHARS, json_body_problem
-from hexrag.core.engine import QueryEngine
 from hexrag.core.errors import InvalidQuery
-from hexrag.core.ingestion import Ingestor
+from hexrag.core.ingest.ingestion import Ingestor
 from hexrag.core.model import QueryParam, QueryScope
-from hexrag.core.run import ECHO_VALUE_CHARS, ECHO_VALUES, RunStats
+from hexrag.core.query.engine import QueryEngine
+from hexrag.core.query.run import ECHO_VALUE_CHARS, ECHO_VALUES, RunStats
 from hexrag.demo import DEFAULT_QUESTION, build_demo_engine
 from hexrag.devtools.scripted_kg import ScriptedKGLLM
 from hexrag.devtools.scripted_openai import ScriptedOpenAIServer

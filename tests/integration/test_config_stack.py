@@ -20,10 +20,10 @@ from hexrag.adapters.memory import HashingEmbedder, MemoryCache
 from hexrag.adapters.workdir import WorkdirStack, load_workdir, save_workdir
 from hexrag.bootstrap import Stack, build_engine, build_stack
 from hexrag.config import StackConfig, load_config
-from hexrag.core.engine import QueryEngine
 from hexrag.core.errors import BackendUnavailable, ConfigurationError
 from hexrag.core.model import Chunk, QueryParam, VectorRecord
-from hexrag.core.run import Stores
+from hexrag.core.query.engine import QueryEngine
+from hexrag.core.query.run import Stores
 from hexrag.core.versioning import CORPUS_VERSION_KEY, TrackedChunkStore, TrackedVectorIndex
 from hexrag.demo import DEFAULT_QUESTION, DemoStack, build_demo_engine
 from hexrag.devtools.scripted_openai import Reply, ScriptedOpenAIServer

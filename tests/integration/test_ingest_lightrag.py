@@ -25,10 +25,10 @@ import pytest
 from hexrag.adapters.memory import HashingEmbedder
 from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.adapters.workdir import empty_workdir_stack, load_workdir, save_workdir
-from hexrag.core.extraction_prompts import TUPLE_DELIMITER
-from hexrag.core.ingestion import Ingestor, IngestSettings
-from hexrag.core.merging import MergeSettings
-from hexrag.core.summary import SummaryLimits
+from hexrag.core.ingest.extraction_prompts import TUPLE_DELIMITER
+from hexrag.core.ingest.ingestion import Ingestor, IngestSettings
+from hexrag.core.ingest.merging import MergeSettings
+from hexrag.core.ingest.summary import SummaryLimits
 from hexrag.devtools.lightrag_data import (
     _quiet_lightrag,
     lightrag_embedding_func,

@@ -32,9 +32,9 @@ from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.adapters.workdir import empty_workdir_stack, load_workdir, save_workdir
 from hexrag.adapters.workdir.kv import kv_file_name
 from hexrag.core.errors import ConfigurationError
-from hexrag.core.ingestion import Ingestor, IngestSettings
-from hexrag.core.merging import MergeSettings
-from hexrag.core.summary import SummaryLimits
+from hexrag.core.ingest.ingestion import Ingestor, IngestSettings
+from hexrag.core.ingest.merging import MergeSettings
+from hexrag.core.ingest.summary import SummaryLimits
 from hexrag.devtools.lightrag_data import (
     _quiet_lightrag,
     lightrag_embedding_func,

@@ -79,7 +79,7 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    from hexrag.core.engine import QueryEngine
+    from hexrag.core.query.engine import QueryEngine
     from hexrag.devtools.lightrag_milvus import (
         init_lightrag_milvus_redis,
         make_lightrag_milvus_redis,

@@ -56,7 +56,7 @@ class World:
 def world(pg_dsn: str) -> Iterator[World]:  # noqa: F811
     from hexrag.adapters.postgres import create_pool
     from hexrag.adapters.postgres.lightrag_layout import open_lightrag_pg_stores
-    from hexrag.core.engine import QueryEngine
+    from hexrag.core.query.engine import QueryEngine
     from hexrag.devtools.lightrag_pg import (
         MODEL_NAME,
         init_lightrag_pg,
@@ -265,7 +265,7 @@ def test_seed001_shape_on_rows_lightrag_wrote(world: World) -> None:
         lightrag_vector_table,
     )
     from hexrag.bootstrap import compose_engine
-    from hexrag.core.ids import entity_id, relation_id
+    from hexrag.core.ingest.ids import entity_id, relation_id
     from hexrag.core.model import EngineSettings, Entity, QueryParam
     from hexrag.devtools.lightrag_pg import init_lightrag_pg, make_lightrag_pg
     from hexrag.testing import corpus

@@ -80,7 +80,7 @@ async def _hexrag_answers(
 ) -> dict[tuple[str, str], dict[str, Any]]:
     from hexrag.adapters.workdir import load_graph
     from hexrag.adapters.workdir.stack import load_chunk_store
-    from hexrag.core.engine import QueryEngine
+    from hexrag.core.query.engine import QueryEngine
 
     directory = w.working_dir / WORKSPACE
     engine = QueryEngine(

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hexrag.core.model import QueryScope, VectorRecord
-from hexrag.core.oracle import VectorOracle
+from hexrag.core.reference.oracle import VectorOracle
 from tests.services import milvus as service
 
 milvus_client = service.milvus_client

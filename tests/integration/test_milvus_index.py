@@ -23,7 +23,7 @@ from hexrag.core.errors import (
     NotFound,
 )
 from hexrag.core.model import QueryScope, VectorRecord
-from hexrag.core.oracle import VectorOracle
+from hexrag.core.reference.oracle import VectorOracle
 from hexrag.testing._helpers import assert_same_record, check_hits
 from tests.services import milvus as service
 from tests.services.milvus import StallingProxy, grpc_address

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from hexrag.core.model import QueryScope, VectorRecord
-from hexrag.core.oracle import VectorOracle, record_scope_values
+from hexrag.core.reference.oracle import VectorOracle, record_scope_values
 from hexrag.core.scope import prefilter_match
 from hexrag.testing._helpers import assert_same_record, check_hits
 from tests.services import milvus as service

@@ -54,11 +54,11 @@ from hexrag.adapters.memory import (
     MemoryGraphStore,
     MemoryVectorIndex,
 )
-from hexrag.core.engine import QueryEngine
-from hexrag.core.ids import entity_id, relation_id
+from hexrag.core.ingest.ids import entity_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, QueryParam, VectorRecord
+from hexrag.core.query.engine import QueryEngine
+from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.core.scope import chunk_in_scope
-from hexrag.core.source_ids import parse_source_ids
 from hexrag.testing import corpus
 from tests.integration.golden import (
     MODES,

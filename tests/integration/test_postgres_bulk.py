@@ -11,7 +11,7 @@ import pytest
 from hexrag.adapters.postgres import PgVectorIndex
 from hexrag.adapters.postgres.vector_index import COPY_MIN_ROWS
 from hexrag.core.model import VectorRecord
-from hexrag.core.oracle import VectorOracle
+from hexrag.core.reference.oracle import VectorOracle
 from hexrag.ports import BulkLoads
 from hexrag.testing._helpers import check_hits
 from tests.services.postgres import pg_dsn, pg_pool, pg_schema  # noqa: F401

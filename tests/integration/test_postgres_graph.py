@@ -8,7 +8,7 @@ import pytest
 
 from hexrag.adapters.postgres import PgGraphStore
 from hexrag.core.model import Relation
-from hexrag.core.oracle import GraphOracle
+from hexrag.core.reference.oracle import GraphOracle
 from hexrag.testing import GraphStoreContract, corpus
 from tests.services.postgres import pg_dsn, pg_pool, pg_schema  # noqa: F401
 

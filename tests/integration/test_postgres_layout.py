@@ -17,7 +17,7 @@ import pytest
 from hexrag.adapters.memory import MemoryGraphStore, MemoryVectorIndex
 from hexrag.adapters.postgres import PgGraphStore, PgVectorIndex, create_pool
 from hexrag.core.model import QueryScope, Relation, VectorRecord
-from hexrag.core.oracle import VectorOracle
+from hexrag.core.reference.oracle import VectorOracle
 from tests.services.postgres import pg_dsn, pg_pool, pg_schema  # noqa: F401
 
 pytestmark = pytest.mark.backend("postgres")

@@ -17,10 +17,10 @@ import pytest
 from hexrag.adapters.postgres import PgVectorIndex
 from hexrag.adapters.postgres.vector_index import scope_condition
 from hexrag.core.errors import ConfigurationError
-from hexrag.core.ids import relation_id
+from hexrag.core.ingest.ids import relation_id
 from hexrag.core.model import QueryScope, VectorRecord
-from hexrag.core.oracle import VectorOracle
-from hexrag.core.source_ids import parse_source_ids
+from hexrag.core.query.source_ids import parse_source_ids
+from hexrag.core.reference.oracle import VectorOracle
 from hexrag.testing import corpus
 from hexrag.testing._helpers import check_hits
 from tests.services.postgres import pg_dsn, pg_pool, pg_schema  # noqa: F401

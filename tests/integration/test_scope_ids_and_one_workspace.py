@@ -23,9 +23,9 @@ from hexrag.adapters.memory import HashingEmbedder
 from hexrag.api.limits import ApiSettings
 from hexrag.bootstrap import build_stack
 from hexrag.config import StackConfig
-from hexrag.core.ingestion import IngestSettings
+from hexrag.core.ingest.ingestion import IngestSettings
+from hexrag.core.query.source_ids import split_lightrag
 from hexrag.core.scope import chunk_in_scope
-from hexrag.core.source_ids import split_lightrag
 from hexrag.devtools.scripted_kg import ScriptedKGLLM
 from hexrag.serving import stack_app
 from tests.integration.live import LiveServer

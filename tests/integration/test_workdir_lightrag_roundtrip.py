@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from hexrag.adapters.workdir import load_workdir, save_workdir
-from hexrag.core.ids import relation_id
+from hexrag.core.ingest.ids import relation_id
 
 pytestmark = pytest.mark.parity
 

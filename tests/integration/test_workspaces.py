@@ -221,7 +221,7 @@ def test_working_directory_workspaces(tmp_path: Path) -> None:
     ingestion (a working directory takes no documents over HTTP)."""
     from hexrag.adapters.tiktoken_offline import default_tokenizer
     from hexrag.adapters.workdir import empty_workdir_stack, save_workdir
-    from hexrag.core.ingestion import Ingestor, IngestSettings
+    from hexrag.core.ingest.ingestion import Ingestor, IngestSettings
 
     root = tmp_path / "rag"
     for ws in ("alpha", "beta"):

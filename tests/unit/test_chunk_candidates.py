@@ -10,8 +10,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hexrag.core.chunks import _Candidates, _dedup_and_sort, _lists_of
-from hexrag.core.pick import vector_similarity_pick, weighted_polling
+from hexrag.core.query.chunks import _Candidates, _dedup_and_sort, _lists_of
+from hexrag.core.query.pick import vector_similarity_pick, weighted_polling
 
 
 def _reference(

@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hexrag.core.context import _chunk_line, render_chunks
-from hexrag.core.run import ChunkItem
+from hexrag.core.query.context import _chunk_line, render_chunks
+from hexrag.core.query.run import ChunkItem
 
 texts = st.one_of(st.text(max_size=30), st.sampled_from(["", '"', "\\", "\u2028", "\x00", "é"]))
 

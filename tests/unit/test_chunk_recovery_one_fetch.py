@@ -1,5 +1,6 @@
 """Stage 3 fetches the picked entity and relation chunks in one chunk-store call, and still
-returns what LightRAG's two passes return (:mod:`hexrag.core.reference`): the relation pick
+returns what LightRAG's two passes return (:mod:`hexrag.core.reference.reference`): the
+relation pick
 skips only the entity chunks that were found, missing ids are reported in LightRAG's order,
 and a missing entity chunk costs a second call only when the redone pick names new ids."""
 
@@ -13,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hexrag.adapters.memory import MemoryChunkStore
-from hexrag.core.chunks import Picking, recover_chunks
-from hexrag.core.merge import round_robin
 from hexrag.core.model import Chunk, Entity, QueryParam, Relation
-from hexrag.core.reference import pick_chunks, sorted_chunk_lists
-from hexrag.core.run import ChunkFetcher, EntityItem, QueryRun, RelationItem, RunStats
+from hexrag.core.query.chunks import Picking, recover_chunks
+from hexrag.core.query.merge import round_robin
+from hexrag.core.query.run import ChunkFetcher, EntityItem, QueryRun, RelationItem, RunStats
+from hexrag.core.reference.reference import pick_chunks, sorted_chunk_lists
 
 SEP = "<SEP>"
 ids = st.sampled_from([f"c{i}" for i in range(20)])

@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hexrag.adapters.tiktoken_offline import default_tokenizer
-from hexrag.core.chunking import chunk_by_tokens
 from hexrag.core.errors import InvalidDocument
+from hexrag.core.ingest.chunking import chunk_by_tokens
 from hexrag.devtools.lightrag_data import register_offline_tiktoken, require_lightrag
 
 require_lightrag()

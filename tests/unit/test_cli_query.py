@@ -22,10 +22,10 @@ from hexrag.adapters.memory import (
 )
 from hexrag.adapters.workdir import WorkdirStack, load_workdir, save_workdir
 from hexrag.cli import app, parse_scope
-from hexrag.core.engine import QueryEngine
 from hexrag.core.errors import InvalidScope
-from hexrag.core.ids import entity_id, relation_id
+from hexrag.core.ingest.ids import entity_id, relation_id
 from hexrag.core.model import Chunk, Entity, QueryParam, QueryScope, Relation, VectorRecord
+from hexrag.core.query.engine import QueryEngine
 
 DIM = 64
 runner = CliRunner()

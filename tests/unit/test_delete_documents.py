@@ -1,4 +1,5 @@
-"""Deleting documents exactly (``Ingestor.delete_documents``, :mod:`hexrag.core.deletion`) on the
+"""Deleting documents exactly (``Ingestor.delete_documents``,
+:mod:`hexrag.core.ingest.deletion`) on the
 in-memory / working-directory adapters.
 
 Three documents share entities (Acme CRM, Mailchimp, Xero ...), chunks are small so every
@@ -21,10 +22,10 @@ from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.adapters.workdir import empty_workdir_stack, load_workdir, save_workdir
 from hexrag.bootstrap import compose_engine
 from hexrag.core.errors import ConfigurationError
-from hexrag.core.ingestion import Ingestor, IngestSettings
-from hexrag.core.merging import MergeSettings
+from hexrag.core.ingest.ingestion import Ingestor, IngestSettings
+from hexrag.core.ingest.merging import MergeSettings
+from hexrag.core.ingest.summary import SummaryLimits
 from hexrag.core.model import QueryParam
-from hexrag.core.summary import SummaryLimits
 from hexrag.devtools.scripted_kg import ScriptedKGLLM
 from tests.integration.test_ingest_lightrag import _view_of
 

@@ -12,7 +12,7 @@ import pytest
 
 from hexrag import Chunk, Entity, QueryParam, QueryScope
 from hexrag.core.errors import ConfigurationError
-from hexrag.core.ids import entity_id, relation_id
+from hexrag.core.ingest.ids import entity_id, relation_id
 from hexrag.embed import build_engine, relation
 
 REPO = Path(__file__).resolve().parents[2]

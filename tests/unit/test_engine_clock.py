@@ -4,7 +4,7 @@ that clock's time."""
 from __future__ import annotations
 
 from hexrag.adapters.memory import FakeLLM, MemoryCache
-from hexrag.core.engine import QueryEngine
+from hexrag.core.query.engine import QueryEngine
 from hexrag.demo import DEFAULT_QUESTION, build_demo_engine
 from hexrag.domain.params import QueryParam
 

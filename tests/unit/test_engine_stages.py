@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from hexrag.adapters.memory import FakeLLM, FakeReranker
-from hexrag.core import prompts
 from hexrag.core.errors import ConfigurationError, InvalidQuery
 from hexrag.core.model import QueryParam
+from hexrag.core.query import prompts
 from tests.unit.kg_builder import KG, axis
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hexrag.core.extraction import (
+from hexrag.core.ingest.extraction import (
     fix_tuple_delimiter_corruption,
     normalize_extracted_info,
     parse_extraction,

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from hexrag.adapters.memory import HashingEmbedder
-from hexrag.core import extraction_prompts as ep
-from hexrag.core.extraction import parse_extraction, sanitize_text_for_encoding
+from hexrag.core.ingest import extraction_prompts as ep
+from hexrag.core.ingest.extraction import parse_extraction, sanitize_text_for_encoding
 from hexrag.devtools.lightrag_data import (
     _quiet_lightrag,
     lightrag_embedding_func,

@@ -8,7 +8,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hexrag.core.headings import _clean, format_parent_headings, truncate_section_context
+from hexrag.core.query.headings import _clean, format_parent_headings, truncate_section_context
 from hexrag.core.tokenizer import default_tokenizer
 
 

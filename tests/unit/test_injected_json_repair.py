@@ -6,7 +6,7 @@ import json_repair
 
 from hexrag.adapters.memory import FakeLLM
 from hexrag.bootstrap import compose_engine
-from hexrag.core.auto_mode import choose_mode
+from hexrag.core.query.auto_mode import choose_mode
 from hexrag.demo import build_demo_engine
 
 CHATTY = 'Sure! {"mode": "local", "reason": "names a person"} hope it helps'

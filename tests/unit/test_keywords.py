@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from hexrag.adapters.memory import FakeLLM, LLMCall, MemoryCache
 from hexrag.core.hashing import keyword_cache_key, llm_cache_identity, serialize_identity
-from hexrag.core.keywords import (
+from hexrag.core.query.keywords import (
     MAX_BASIC_KEYWORDS,
     KeywordResult,
     basic_keywords,
@@ -22,7 +22,7 @@ from hexrag.core.keywords import (
     extract_keywords,
     parse_keywords_payload,
 )
-from hexrag.core.prompts import KEYWORDS_EXTRACTION
+from hexrag.core.query.prompts import KEYWORDS_EXTRACTION
 from hexrag.ports import LLM, Cache
 
 QUERY = "Who is Alice and what does Acme Corp do?"

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from hexrag.adapters.memory import MemoryGraphStore
 from hexrag.core.model import Entity, Relation
-from hexrag.core.oracle import GraphOracle
+from hexrag.core.reference.oracle import GraphOracle
 from hexrag.testing import corpus
 
 

@@ -18,8 +18,12 @@ from hexrag.adapters.memory import (
     RerankCall,
     default_keywords,
 )
-from hexrag.core.oracle import cosine
-from hexrag.core.prompts import KEYWORDS_EXTRACTION, KEYWORDS_EXTRACTION_EXAMPLES, RAG_RESPONSE
+from hexrag.core.query.prompts import (
+    KEYWORDS_EXTRACTION,
+    KEYWORDS_EXTRACTION_EXAMPLES,
+    RAG_RESPONSE,
+)
+from hexrag.core.reference.oracle import cosine
 
 # ---- HashingEmbedder -----------------------------------------------------------------
 

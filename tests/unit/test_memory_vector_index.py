@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hexrag.adapters.memory import MemoryVectorIndex
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import QueryScope, VectorRecord
-from hexrag.core.oracle import VectorOracle, rank_records
+from hexrag.core.reference.oracle import VectorOracle, rank_records
 from hexrag.testing import corpus
 from hexrag.testing._helpers import check_hits
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hexrag.core.merge import round_robin
+from hexrag.core.query.merge import round_robin
 
 
 def test_interleaves_local_then_global() -> None:

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hexrag.adapters.tiktoken_offline import default_tokenizer
-from hexrag.core.merging import MergeSettings, merge_entity, merge_relation
-from hexrag.core.summary import SummaryLimits
+from hexrag.core.ingest.merging import MergeSettings, merge_entity, merge_relation
+from hexrag.core.ingest.summary import SummaryLimits
 from hexrag.devtools.lightrag_data import register_offline_tiktoken, require_lightrag
 
 require_lightrag()

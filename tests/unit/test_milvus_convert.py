@@ -21,9 +21,9 @@ from hexrag.adapters.milvus._convert import (
 )
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import VectorRecord
-from hexrag.core.oracle import cosine
+from hexrag.core.query.source_ids import parse_source_ids
+from hexrag.core.reference.oracle import cosine
 from hexrag.core.scope import scope_values
-from hexrag.core.source_ids import parse_source_ids
 from hexrag.testing import corpus
 from hexrag.testing._helpers import assert_same_record
 

@@ -17,7 +17,7 @@ from hexrag.adapters.neo4j.convert import (
     relation_from_row,
 )
 from hexrag.core.errors import ConfigurationError
-from hexrag.core.ids import relation_id
+from hexrag.core.ingest.ids import relation_id
 from hexrag.core.model import Entity, Relation
 from hexrag.testing import corpus
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hexrag.core.pick import cosine_scores, vector_similarity_pick, weighted_polling
+from hexrag.core.query.pick import cosine_scores, vector_similarity_pick, weighted_polling
 
 
 def _lists(sizes: list[int]) -> list[list[str]]:

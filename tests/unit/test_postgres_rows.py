@@ -28,8 +28,8 @@ from hexrag.adapters.postgres._rows import (
 )
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import Chunk, Entity, Relation, VectorRecord
+from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.core.scope import scope_values
-from hexrag.core.source_ids import parse_source_ids
 from hexrag.testing import corpus
 
 _JSON_COLUMNS = ("metadata", "source_id", "properties")

@@ -6,7 +6,7 @@ from hashlib import md5
 
 import pytest
 
-from hexrag.core import prompts
+from hexrag.core.query import prompts
 
 PINNED = {
     "FAIL_RESPONSE": "910e62ab5e41911b2ccc25d8ee4d0d37",

@@ -1,5 +1,5 @@
-"""The fast forms of stages 2 and 3 equal the plain reference (:mod:`hexrag.core.reference`)
-on generated data."""
+"""The fast forms of stages 2 and 3 equal the plain reference
+(:mod:`hexrag.core.reference.reference`) on generated data."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hexrag.adapters.tiktoken_offline import default_tokenizer
-from hexrag.core import chunks as fast_chunks
 from hexrag.core.model import Entity, Relation
-from hexrag.core.reference import pick_chunks, sorted_chunk_lists, truncate_stage
-from hexrag.core.run import ChunkItem, EntityItem, RelationItem, RunStats
-from hexrag.core.truncation import truncate
+from hexrag.core.query import chunks as fast_chunks
+from hexrag.core.query.run import ChunkItem, EntityItem, RelationItem, RunStats
+from hexrag.core.query.truncation import truncate
+from hexrag.core.reference.reference import pick_chunks, sorted_chunk_lists, truncate_stage
 
 TOK = default_tokenizer()
 
@@ -135,8 +135,8 @@ chunk_items = st.lists(
 def test_stage4_token_cut_equals_reference(chunks: list[ChunkItem], budget: int) -> None:
     import json
 
-    from hexrag.core import context
-    from hexrag.core.reference import chunk_row, kept_chunks
+    from hexrag.core.query import context
+    from hexrag.core.reference.reference import chunk_row, kept_chunks
 
     assert len(context._truncate_chunks(chunks, budget, TOK)) == kept_chunks(chunks, budget, TOK)
     for c in chunks:

@@ -12,9 +12,9 @@ from hexrag.adapters.memory import (
     MemoryGraphStore,
     MemoryVectorIndex,
 )
-from hexrag.core.engine import QueryEngine
-from hexrag.core.ids import entity_id, relation_id
+from hexrag.core.ingest.ids import entity_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, QueryParam, Relation, VectorRecord
+from hexrag.core.query.engine import QueryEngine
 
 DIM = 64
 

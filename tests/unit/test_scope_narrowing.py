@@ -1,4 +1,4 @@
-"""Scope-correct descriptions (:mod:`hexrag.core.narrowing`): a scoped query shows each
+"""Scope-correct descriptions (:mod:`hexrag.core.query.narrowing`): a scoped query shows each
 entity's and relation's description as its in-scope sources wrote it.
 
 Three products' documents share entities (Acme CRM, Mailchimp, Xero, Finance ...). Scoped to
@@ -17,7 +17,7 @@ import pytest
 from hexrag.adapters.memory import HashingEmbedder
 from hexrag.bootstrap import compose_engine
 from hexrag.core.model import GRAPH_FIELD_SEP, QueryParam, QueryScope
-from hexrag.core.narrowing import fragment_in_scope, presummary_join
+from hexrag.core.query.narrowing import fragment_in_scope, presummary_join
 from tests.unit.test_delete_documents import DIM, DOCS, _stack_with
 
 KG_MODES = ("local", "global", "hybrid", "mix")

@@ -1,4 +1,4 @@
-"""Scope-correct chunk id lists (:mod:`hexrag.core.scoped_source_ids`).
+"""Scope-correct chunk id lists (:mod:`hexrag.core.query.scoped_source_ids`).
 
 Under a scope, every entity's and relation's ``source_id`` in ``/query/data`` names only
 in-scope chunks (in stored order), as its ``file_path`` and description already do; the fast
@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from hexrag.adapters.memory import HashingEmbedder
 from hexrag.bootstrap import compose_engine
 from hexrag.core.model import GRAPH_FIELD_SEP, Chunk, QueryParam, QueryScope
+from hexrag.core.query.scoped_source_ids import in_scope_source_id, in_scope_source_id_plain
+from hexrag.core.query.source_ids import split_lightrag
 from hexrag.core.scope import chunk_in_scope
-from hexrag.core.scoped_source_ids import in_scope_source_id, in_scope_source_id_plain
-from hexrag.core.source_ids import split_lightrag
 from tests.unit.test_delete_documents import DIM, DOCS, _stack_with
 
 KG_MODES = ("local", "global", "hybrid", "mix")

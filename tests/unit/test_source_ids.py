@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hexrag.core.source_ids import parse_pg_array, parse_source_ids, split_lightrag
+from hexrag.core.query.source_ids import parse_pg_array, parse_source_ids, split_lightrag
 
 
 @pytest.mark.parametrize(

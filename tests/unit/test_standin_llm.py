@@ -11,10 +11,10 @@ from typing import Any
 from hexrag import Chunk, QueryParam
 from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.core.documents import encode_file_path
-from hexrag.core.extraction import parse_extraction
-from hexrag.core.extraction_prompts import extraction_prompts, gleaning_history
-from hexrag.core.keywords import basic_keywords, build_keyword_prompt, parse_keywords_payload
-from hexrag.core.summary import SummaryLimits, summary_prompt
+from hexrag.core.ingest.extraction import parse_extraction
+from hexrag.core.ingest.extraction_prompts import extraction_prompts, gleaning_history
+from hexrag.core.ingest.summary import SummaryLimits, summary_prompt
+from hexrag.core.query.keywords import basic_keywords, build_keyword_prompt, parse_keywords_payload
 from hexrag.devtools.scripted_kg import kg_reply
 from hexrag.devtools.standin_llm import StandInLLM, standin_reply, standin_responder
 from hexrag.embed import build_engine

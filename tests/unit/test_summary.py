@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hexrag.adapters.tiktoken_offline import default_tokenizer
-from hexrag.core.extraction import remove_think_tags
-from hexrag.core.summary import SummaryLimits, merge_descriptions
+from hexrag.core.ingest.extraction import remove_think_tags
+from hexrag.core.ingest.summary import SummaryLimits, merge_descriptions
 from hexrag.devtools.lightrag_data import register_offline_tiktoken, require_lightrag
 
 require_lightrag()

@@ -16,7 +16,7 @@ from hexrag.adapters.memory import HashingEmbedder, MemoryCache
 from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.adapters.workdir import empty_workdir_stack, load_workdir, save_workdir
 from hexrag.bootstrap import compose_engine
-from hexrag.core.ingestion import Ingestor, IngestSettings
+from hexrag.core.ingest.ingestion import Ingestor, IngestSettings
 from hexrag.core.model import VectorHit, VectorRecord
 from hexrag.devtools.scripted_kg import ScriptedKGLLM
 from hexrag.ports.cache import KV_NAMESPACES

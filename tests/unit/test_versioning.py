@@ -18,9 +18,9 @@ from hexrag.adapters.memory import (
     MemoryVectorIndex,
     default_keywords,
 )
-from hexrag.core.engine import QueryEngine
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import Chunk, Entity, QueryParam, Relation, VectorRecord
+from hexrag.core.query.engine import QueryEngine
 from hexrag.core.versioning import (
     CORPUS_VERSION_KEY,
     INITIAL_VERSION,

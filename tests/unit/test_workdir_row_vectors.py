@@ -13,7 +13,7 @@ from hexrag.adapters.workdir import load_workdir, save_workdir
 from hexrag.adapters.workdir.nanovdb import read_nano_vdb, write_nano_vdb
 from hexrag.adapters.workdir.row_vectors import NanoRowVectorIndex
 from hexrag.core.model import VectorRecord
-from hexrag.core.pick import cosine_scores
+from hexrag.core.query.pick import cosine_scores
 
 DIM = 8
 

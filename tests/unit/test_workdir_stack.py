@@ -19,7 +19,7 @@ from hexrag.adapters.workdir.nanovdb import (
     read_nano_vdb,
 )
 from hexrag.core.errors import ConfigurationError, NotFound
-from hexrag.core.ids import entity_id, relation_id
+from hexrag.core.ingest.ids import entity_id, relation_id
 from hexrag.core.model import Chunk, QueryScope, Relation
 from hexrag.ports.cache import KV_NAMESPACES
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 
 import networkx as nx
 
-from hexrag.core.source_ids import parse_source_ids
+from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.domain.records import Entity, Relation
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
@@ -23,7 +23,7 @@ class MemoryGraphStore:
     per pair, which is exactly the port's edge order: neighbours in first-connected order,
     relations of a pair in insertion order, a replaced relation (same pair) updated in place.
     A chunk id -> relation ids index (``source_id`` parsed with
-    :func:`~hexrag.core.source_ids.parse_source_ids`) answers
+    :func:`~hexrag.core.query.source_ids.parse_source_ids`) answers
     :meth:`get_edges_by_chunk_ids`; lists come back in relation insertion order.
     """
 

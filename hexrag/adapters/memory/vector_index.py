@@ -9,7 +9,7 @@ from typing import Any, Literal
 import numpy as np
 
 from hexrag.adapters._vector_index_props import VectorIndexProps
-from hexrag.core.pick import cosine_scores
+from hexrag.core.query.pick import cosine_scores
 from hexrag.core.scope import scope_values
 from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import VectorHit, VectorRecord

@@ -41,8 +41,8 @@ import numpy as np
 
 from hexrag.adapters._vector_check import checked_vector
 from hexrag.adapters.milvus._filter import SCOPE_COLUMNS
+from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.core.scope import scope_values
-from hexrag.core.source_ids import parse_source_ids
 from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import VectorRecord
 

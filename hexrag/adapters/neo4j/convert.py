@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hexrag.core.ids import relation_id as pair_relation_id
-from hexrag.core.source_ids import parse_source_ids
+from hexrag.core.ingest.ids import relation_id as pair_relation_id
+from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import Entity, Relation
 
@@ -209,7 +209,7 @@ def relation_from_row(src: str, tgt: str, props: Mapping[str, Any]) -> Relation:
     """A :class:`Relation` from a relationship's endpoints and ``properties(r)`` map.
 
     A relationship without ``relation_id`` (written by LightRAG itself) gets the pair id
-    :func:`hexrag.core.ids.relation_id`, as the port prescribes for id-less stores.
+    :func:`hexrag.core.ingest.ids.relation_id`, as the port prescribes for id-less stores.
     """
     rest = dict(props)
     for key in RESERVED_RELATION_PROPERTIES:

@@ -23,7 +23,7 @@ stored in the relation's own orientation, carrying ``relation_id`` plus
 * ``hexrag_pair_seq``: when the pair's neighbour group was opened, shared by every
   relation of the pair while one survives. Orders a node's neighbour groups.
 
-These reproduce :class:`hexrag.core.oracle.GraphOracle` (the port's edge order). The
+These reproduce :class:`hexrag.core.reference.oracle.GraphOracle` (the port's edge order). The
 ``CALL (...) { }`` subquery scope syntax needs Neo4j 5.23 or later (5.26 LTS, 2025.x).
 
 ``tests/unit/test_neo4j_cypher_lint.py`` parses every statement in :data:`ALL_STATEMENTS`

@@ -6,7 +6,7 @@ nodes keyed by ``entity_id`` with LightRAG's properties (``entity_type``, ``desc
 pair, MERGEd without direction, whose properties are the relation's (``description``,
 ``keywords``, ``weight``, ``source_id`` as a ``<SEP>``-joined string, ``file_path``,
 ``created_at``). There are no relation ids: a relation's id is
-:func:`hexrag.core.ids.relation_id` of its pair, LightRAG's relationship-vector id.
+:func:`hexrag.core.ingest.ids.relation_id` of its pair, LightRAG's relationship-vector id.
 
 Reads use LightRAG's own statements (:data:`hexrag.adapters.neo4j.cypher.LIGHTRAG_STATEMENTS`),
 so neighbours come back in the server's order, as LightRAG sees them; a chunk-id lookup splits
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from hexrag.adapters.neo4j import cypher
 from hexrag.adapters.neo4j.convert import entity_from_props, relation_from_row
 from hexrag.adapters.neo4j.store import Neo4jGraphStore
-from hexrag.core.source_ids import parse_source_ids
+from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.domain.errors import InvalidQuery
 from hexrag.domain.records import GRAPH_FIELD_SEP, Entity, Relation
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit

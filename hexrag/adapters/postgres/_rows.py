@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.core.scope import scope_values
-from hexrag.core.source_ids import parse_source_ids
 from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import Chunk, Entity, Relation, VectorRecord
 

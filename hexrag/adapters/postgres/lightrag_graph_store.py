@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters.postgres import lightrag_graph_sql as _gsql
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg
-from hexrag.core.ids import relation_id
+from hexrag.core.ingest.ids import relation_id
 from hexrag.domain.errors import InvalidQuery
 from hexrag.domain.records import Entity, Relation
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit

@@ -24,7 +24,7 @@ un-suffixed tables). Searches run **LightRAG's own SQL** (``content_vector <=> $
 threshold ORDER BY content_vector <=> $q LIMIT top_k``: the strict threshold, pgvector's order,
 the same plan), so hits, order and ties are LightRAG's. Graph reads return edges in LightRAG's
 order (neighbours sorted by name, as ``PGTableGraphStorage.get_nodes_edges_batch`` sorts them);
-a relation's id is :func:`hexrag.core.ids.relation_id` of its pair, LightRAG's
+a relation's id is :func:`hexrag.core.ingest.ids.relation_id` of its pair, LightRAG's
 relationship-vector id. Scope (hexrag's addition) is read from ``file_path``: a scoped search
 widens its LightRAG query until ``top_k`` admitted rows are found or the rows run out.
 

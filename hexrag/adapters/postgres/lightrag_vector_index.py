@@ -16,8 +16,8 @@ from hexrag.adapters._vector_index_props import VectorIndexProps
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._sql import quote_ident
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg, _timestamp
+from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.core.scope import prefilter_match, scope_values
-from hexrag.core.source_ids import parse_source_ids
 from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import GRAPH_FIELD_SEP, VectorHit, VectorNamespace, VectorRecord
 from hexrag.domain.scope import QueryScope

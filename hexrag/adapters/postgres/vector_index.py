@@ -115,7 +115,7 @@ class PgVectorIndex(VectorIndexProps, PgAdapter):
 
     Columns: ``id``, ``vector vector(dim)`` (HNSW ``vector_cosine_ops`` index), the
     record's text fields, ``created_at``, ``source_id`` (the value as given, JSON) plus
-    ``chunk_ids text[]`` (its ids, via :func:`hexrag.core.source_ids.parse_source_ids`), the
+    ``chunk_ids text[]`` (its ids, via :func:`hexrag.core.query.source_ids.parse_source_ids`), the
     scope arrays ``product_ids``/``category_ids``/``doc_ids`` (from
     :func:`hexrag.core.scope.scope_values`, GIN-indexed like ``chunk_ids``) and ``metadata``.
 

@@ -6,7 +6,7 @@ How the port's promises are kept (hexrag's layout; LightRAG's differs where its
 * **Threshold and ranking.** Qdrant keeps ``score > score_threshold`` (strict, checked on
   qdrant-client 1.20's embedded mode) in an order that does not break ties. The adapter asks for
   candidates with a slightly lower threshold and slack beyond ``top_k``, re-scores them exactly
-  (float64, :func:`hexrag.core.pick.cosine_scores` of the stored, normalised vectors) and sorts
+  (float64, :func:`hexrag.core.query.pick.cosine_scores` of the stored, normalised vectors) and sorts
   by ``(-score, id)``; while candidates could still tie with the cut it asks again with a
   larger limit.
 * **Scope** is a typed payload filter (``IsEmpty`` or ``MatchAny`` per scoped field) inside the
@@ -34,7 +34,7 @@ from hexrag.adapters._vector_check import checked_vector
 from hexrag.adapters._vector_index_props import VectorIndexProps
 from hexrag.adapters.qdrant._errors import translate_errors
 from hexrag.adapters.qdrant.layouts import HexragLayout, QdrantLayout, record_scope
-from hexrag.core.pick import cosine_scores
+from hexrag.core.query.pick import cosine_scores
 from hexrag.core.scope import prefilter_match
 from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import VectorHit, VectorNamespace, VectorRecord

@@ -17,8 +17,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from hexrag.core.ids import relation_id
-from hexrag.core.source_ids import join_source_ids
+from hexrag.core.ingest.ids import relation_id
+from hexrag.core.query.source_ids import join_source_ids
 from hexrag.domain.records import Chunk, Entity, Relation, VectorRecord
 
 __all__ = [
@@ -212,7 +212,7 @@ def _graphml_safe(attrs: dict[str, Any]) -> dict[str, Any]:
 
 
 def relation_ids_for_edges(edges: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
-    """Relation ids for GraphML edges: :func:`hexrag.core.ids.relation_id` of the pair (also
+    """Relation ids for GraphML edges: :func:`hexrag.core.ingest.ids.relation_id` of the pair (also
     LightRAG's relationship-vector id); a second, third... edge of the same pair (only in a
     multigraph file) gets ``#1``, ``#2``... appended."""
     seen: dict[str, int] = {}

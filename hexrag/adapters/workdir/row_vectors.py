@@ -27,7 +27,7 @@ import numpy as np
 from hexrag.adapters.memory import MemoryVectorIndex
 from hexrag.adapters.memory.prefilter import row_products
 from hexrag.adapters.memory.vector_index import TieOrder
-from hexrag.core.pick import cosine_from_dots, cosine_scores, row_norms
+from hexrag.core.query.pick import cosine_from_dots, cosine_scores, row_norms
 from hexrag.domain.records import VectorRecord
 
 __all__ = ["NanoRowVectorIndex"]
@@ -126,7 +126,7 @@ class NanoRowVectorIndex(MemoryVectorIndex):
     async def score_ids(self, ids: Sequence[str], vector: np.ndarray) -> np.ndarray:
         """Cosines of the float16 row vectors of ``ids`` with ``vector``, scored in place.
 
-        The same numbers as :meth:`get_vectors` + :func:`~hexrag.core.pick.cosine_scores`
+        The same numbers as :meth:`get_vectors` + :func:`~hexrag.core.query.pick.cosine_scores`
         (float64 arithmetic on the float16 values) without copying vectors out
         (:func:`~hexrag.adapters.memory.prefilter.row_products`). Ids without a row vector are
         scored by the normalised matrix.

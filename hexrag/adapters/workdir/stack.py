@@ -70,7 +70,7 @@ from hexrag.adapters.workdir.validate import (
     require_whole_files,
     validate_kv_bytes,
 )
-from hexrag.core.source_ids import join_source_ids, parse_source_ids
+from hexrag.core.query.source_ids import join_source_ids, parse_source_ids
 from hexrag.domain.errors import ConfigurationError, NotFound
 from hexrag.domain.records import Relation
 from hexrag.ports.cache import KV_NAMESPACES
@@ -129,7 +129,8 @@ class WorkdirStack:
         return {**self.engine_stores(), "documents": self.documents, "kv": dict(self.kv)}
 
     def engine_stores(self) -> dict[str, Any]:
-        """Keyword arguments for :class:`hexrag.core.engine.QueryEngine` (all but the models)."""
+        """Keyword arguments for :class:`hexrag.core.query.engine.QueryEngine` (all but the
+        models)."""
         return {
             "entities": self.entities,
             "relationships": self.relationships,
@@ -288,7 +289,7 @@ def load_workdir(
       the file.
     * Graph: nodes and relations are inserted in ``nx.read_graphml`` order, so neighbour order
       (which LightRAG's results depend on) is LightRAG's. A relation's id is
-      :func:`hexrag.core.ids.relation_id` of its pair, LightRAG's relationship-vector id.
+      :func:`hexrag.core.ingest.ids.relation_id` of its pair, LightRAG's relationship-vector id.
     * Missing optional files give empty stores. Raises
       :class:`~hexrag.core.errors.NotFound` for a missing directory or one without any LightRAG
       file, :class:`~hexrag.core.errors.ConfigurationError` for malformed files (naming them).

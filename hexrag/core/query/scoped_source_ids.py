@@ -3,7 +3,7 @@
 An entity or relation merged from several products' text names every chunk it came from in
 its ``source_id`` (``<SEP>``-joined chunk ids). A query scoped to one product must not show
 the other products' chunk ids, as it already does not show their ``file_path`` or
-descriptions (:mod:`hexrag.core.narrowing`) or their chunks (the chunk guard,
+descriptions (:mod:`hexrag.core.query.narrowing`) or their chunks (the chunk guard,
 :func:`hexrag.core.scope.chunk_in_scope`).
 
 The rule (stated plainly by :func:`in_scope_source_id_plain`): for a scoped query, the
@@ -25,9 +25,9 @@ import dataclasses
 from collections.abc import Callable, Container, Iterable
 from typing import Any
 
-from hexrag.core.run import EntityItem, QueryRun, RelationItem
+from hexrag.core.query.run import EntityItem, QueryRun, RelationItem
+from hexrag.core.query.source_ids import join_source_ids, split_lightrag
 from hexrag.core.scope import chunk_in_scope
-from hexrag.core.source_ids import join_source_ids, split_lightrag
 from hexrag.domain.records import GRAPH_FIELD_SEP, Chunk
 from hexrag.domain.scope import QueryScope
 
@@ -61,7 +61,7 @@ def in_scope_source_id_plain(
 def in_scope_source_id(value: Any, in_scope: Container[str]) -> str | None:
     """The fast form: ``value``'s ids in stored order that are in ``in_scope`` (each chunk
     decided once per query), ``None`` when none is dropped. ``value`` may be a ``<SEP>``
-    string or any form :func:`hexrag.core.source_ids.split_lightrag` reads."""
+    string or any form :func:`hexrag.core.query.source_ids.split_lightrag` reads."""
     if not value:
         return None
     ids = split_lightrag(value)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hexrag.core.extraction import sanitize_text_for_encoding
+from hexrag.core.ingest.extraction import sanitize_text_for_encoding
 
 __all__ = [
     "COMPLETION_DELIMITER",

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hexrag.core.keywords import basic_keywords, remove_think_tags, strip_markdown_code_fence
+from hexrag.core.query.keywords import basic_keywords, remove_think_tags, strip_markdown_code_fence
 from hexrag.ports import LLM
 
 __all__ = ["AUTO_MODES", "ModeChoice", "choose_mode", "heuristic_mode"]

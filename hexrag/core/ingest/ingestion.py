@@ -4,22 +4,22 @@
 (``pipeline.py`` / ``operate.py``), with the rules stated in their own modules:
 
 1. the document id is LightRAG's: ``doc-`` + md5 of the file name when one is given, of
-   the sanitised text (:func:`~hexrag.core.extraction.sanitize_text_for_encoding`) otherwise;
-2. :func:`~hexrag.core.chunking.chunk_by_tokens` cuts it; chunk ``k`` is
+   the sanitised text (:func:`~hexrag.core.ingest.extraction.sanitize_text_for_encoding`) otherwise;
+2. :func:`~hexrag.core.ingest.chunking.chunk_by_tokens` cuts it; chunk ``k`` is
    ``<doc id>-chunk-<kkk>`` with LightRAG's record (``tokens``, ``content``,
    ``chunk_order_index``, ``full_doc_id``, ``file_path``, ``llm_cache_list``) and a chunk
    vector of its content;
 3. each chunk's entities and relations are extracted with LightRAG's prompts
-   (:mod:`~hexrag.core.extraction_prompts`), parsed as LightRAG parses them
-   (:func:`~hexrag.core.extraction.parse_extraction`), with one gleaning round
+   (:mod:`~hexrag.core.ingest.extraction_prompts`), parsed as LightRAG parses them
+   (:func:`~hexrag.core.ingest.extraction.parse_extraction`), with one gleaning round
    (``entity_extract_max_gleaning``) unless system prompt, first exchange and gleaning prompt
    exceed ``MAX_EXTRACT_INPUT_TOKENS``; a gleaned entity or relation replaces the first pass's
    only when its first description is longer;
 4. fragments are gathered per entity name and per sorted entity pair in chunk order; every
-   entity is merged (:func:`~hexrag.core.merging.merge_entity`), then every relation in order
-   (:func:`~hexrag.core.merging.merge_relation`, which may create or extend endpoint
+   entity is merged (:func:`~hexrag.core.ingest.merging.merge_entity`), then every relation in order
+   (:func:`~hexrag.core.ingest.merging.merge_relation`, which may create or extend endpoint
    entities), descriptions joined or summarised by the LLM as LightRAG does;
-5. nodes, edges (one per entity pair, id :func:`~hexrag.core.ids.relation_id`) and vector
+5. nodes, edges (one per entity pair, id :func:`~hexrag.core.ingest.ids.relation_id`) and vector
    records are written in batches.
 
 Every LLM call goes through LightRAG's extraction cache (:meth:`Ingestor._ask`: its keys,
@@ -29,16 +29,17 @@ processing -> processed / failed with the error; the text stays on the row until
 :meth:`Ingestor.resume` can pick it up) and every extracted record is kept as a
 :class:`~hexrag.core.documents.Fragment` with the document's metadata, which
 :meth:`Ingestor.delete_documents` replays for exact deletion and the engine reads for
-scope-correct descriptions (:mod:`hexrag.core.narrowing`); entities and relations carry the
+scope-correct descriptions (:mod:`hexrag.core.query.narrowing`); entities and relations carry the
 documents' metadata as first-class fields (:func:`~hexrag.core.documents.merge_metadata_fields`).
 
 Given LightRAG's document-side stores (``kv``: :data:`hexrag.ports.cache.KV_NAMESPACES`),
-the ingestion writes them as LightRAG does (:mod:`hexrag.core.lightrag_kv`): ``full_docs``,
+the ingestion writes them as LightRAG does (:mod:`hexrag.core.ingest.lightrag_kv`): ``full_docs``,
 the ``full_entities`` / ``full_relations`` recovery rows, and the ``entity_chunks`` /
 ``relation_chunks`` tracking rows, whose full chunk lists the source-id limits
 (``MAX_SOURCE_IDS_PER_*``, ``KEEP`` / ``FIFO``) are applied to (without them the stored
 ``source_id`` stands in, which differs once a record exceeds the limit). Deletion:
-:mod:`hexrag.core.document_deletion`. The equivalence with LightRAG's own ``ainsert`` is tested in
+:mod:`hexrag.core.ingest.document_deletion`. The equivalence with LightRAG's own ``ainsert`` is
+tested in
 ``tests/integration/test_ingest_lightrag.py``.
 """
 
@@ -51,23 +52,23 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from hexrag.core.chunking import chunk_by_tokens
-from hexrag.core.document_deletion import DocumentDeletion, edge_dict, entity_from, node_dict
-from hexrag.core.extraction import (
-    parse_extraction,
-    remove_think_tags,
-    sanitize_text_for_encoding,
-)
-from hexrag.core.extraction_prompts import extraction_prompts, gleaning_history
 from hexrag.core.hashing import (
     LLM_IDENTITY_MARKER,
     compute_args_hash,
     llm_cache_identity,
     serialize_identity,
 )
-from hexrag.core.ids import mdhash_id, relation_id
-from hexrag.core.ingest_settings import IngestSettings
-from hexrag.core.lightrag_kv import (
+from hexrag.core.ingest.chunking import chunk_by_tokens
+from hexrag.core.ingest.document_deletion import DocumentDeletion, edge_dict, entity_from, node_dict
+from hexrag.core.ingest.extraction import (
+    parse_extraction,
+    remove_think_tags,
+    sanitize_text_for_encoding,
+)
+from hexrag.core.ingest.extraction_prompts import extraction_prompts, gleaning_history
+from hexrag.core.ingest.ids import mdhash_id, relation_id
+from hexrag.core.ingest.ingest_settings import IngestSettings
+from hexrag.core.ingest.lightrag_kv import (
     TrackingRows,
     anchor_records,
     canonical_file_path,
@@ -79,7 +80,7 @@ from hexrag.core.lightrag_kv import (
     relation_chunk_key,
     stamp,
 )
-from hexrag.core.merging import (
+from hexrag.core.ingest.merging import (
     merge_entity,
     merge_relation,
 )
@@ -280,7 +281,7 @@ class Ingestor(DocumentDeletion):
         the document's ``file_path`` is seed 000's encoding of it
         (:func:`~hexrag.core.documents.encode_file_path`), which LightRAG stores on every
         entity and relation. The document id is LightRAG's
-        (:func:`~hexrag.core.lightrag_kv.lightrag_doc_id`: the file name's hash when
+        (:func:`~hexrag.core.ingest.lightrag_kv.lightrag_doc_id`: the file name's hash when
         ``file_path`` is given, the text's otherwise) unless ``doc_id`` is given (LightRAG's
         ``ids``). With a document store, an already processed document is skipped and gets
         LightRAG's duplicate status row (``dup-...``, failed), the status row goes

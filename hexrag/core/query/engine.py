@@ -12,10 +12,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hexrag.core import prompts
-from hexrag.core.auto_mode import choose_mode
-from hexrag.core.chunks import Picking, recover_chunks
-from hexrag.core.context import (
+from hexrag.core.hashing import (
+    ANSWER_CACHE_VERSION,
+    answer_cache_key,
+    llm_cache_identity,
+    serialize_identity,
+)
+from hexrag.core.query import prompts
+from hexrag.core.query.auto_mode import choose_mode
+from hexrag.core.query.chunks import Picking, recover_chunks
+from hexrag.core.query.context import (
     FinalChunks,
     Finishing,
     kg_chunk_budget,
@@ -25,25 +31,19 @@ from hexrag.core.context import (
     render_references,
     resolve_user_prompt,
 )
-from hexrag.core.hashing import (
-    ANSWER_CACHE_VERSION,
-    answer_cache_key,
-    llm_cache_identity,
-    serialize_identity,
-)
-from hexrag.core.keywords import extract_keywords
-from hexrag.core.narrowing import narrow_items
-from hexrag.core.output import (
+from hexrag.core.query.keywords import extract_keywords
+from hexrag.core.query.narrowing import narrow_items
+from hexrag.core.query.output import (
     empty_user_format,
     no_result,
     user_format,
 )
-from hexrag.core.run import ChunkFetcher, ChunkItem, QueryRun, RunStats, Stores
-from hexrag.core.scoped_source_ids import narrow_source_ids
-from hexrag.core.search import SearchResult, perform_search, vector_chunks
+from hexrag.core.query.run import ChunkFetcher, ChunkItem, QueryRun, RunStats, Stores
+from hexrag.core.query.scoped_source_ids import narrow_source_ids
+from hexrag.core.query.search import SearchResult, perform_search, vector_chunks
+from hexrag.core.query.truncation import truncate
+from hexrag.core.query.validation import validate_history, validate_query
 from hexrag.core.tokenizer import Tokenizer, default_tokenizer
-from hexrag.core.truncation import truncate
-from hexrag.core.validation import validate_history, validate_query
 from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.params import EngineSettings, QueryParam
 from hexrag.ports import (
@@ -122,7 +122,7 @@ class QueryEngine:
         fragments: the stack's description fragments (its
             :class:`~hexrag.ports.DocumentStore`); with them a scoped query shows each
             entity's and relation's description as its in-scope sources wrote it
-            (:mod:`hexrag.core.narrowing`), at the cost of one more call per scoped query.
+            (:mod:`hexrag.core.query.narrowing`), at the cost of one more call per scoped query.
         clock: the epoch seconds stamped on the cache entries the engine writes (LightRAG's
             ``create_time``/``update_time``); defaults to the system clock.
         repair_json: the lenient parser of LLM answers that are not strict JSON (LightRAG's
@@ -400,7 +400,7 @@ class QueryEngine:
         return _Context(context, raw, hl_str, ll_str)
 
     async def _narrow(self, run: QueryRun, found: SearchResult) -> SearchResult:
-        """Scope-correct descriptions (:mod:`hexrag.core.narrowing`), one store call."""
+        """Scope-correct descriptions (:mod:`hexrag.core.query.narrowing`), one store call."""
         assert self.fragments is not None and run.scope is not None
         names = {e.name for e in found.entities}
         for r in found.relations:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any
 
-from hexrag.core.run import EntityItem, RelationItem
+from hexrag.core.query.run import EntityItem, RelationItem
 from hexrag.core.tokenizer import (
     Tokenizer,
     count_tokens,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hexrag.core.hashing import keyword_cache_key
-from hexrag.core.prompts import KEYWORDS_EXTRACTION, KEYWORDS_EXTRACTION_EXAMPLES
+from hexrag.core.query.prompts import KEYWORDS_EXTRACTION, KEYWORDS_EXTRACTION_EXAMPLES
 from hexrag.ports.cache import Cache
 from hexrag.ports.llm import LLM
 

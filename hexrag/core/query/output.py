@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hexrag.core.run import ChunkItem, EntityItem, RelationItem
-from hexrag.core.source_ids import join_source_ids, parse_source_ids
+from hexrag.core.query.run import ChunkItem, EntityItem, RelationItem
+from hexrag.core.query.source_ids import join_source_ids, parse_source_ids
 
 __all__ = ["empty_user_format", "no_result", "raw_source_id", "user_format"]
 

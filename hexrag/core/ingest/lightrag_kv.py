@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from hashlib import md5
 from typing import Any
 
-from hexrag.core.ids import mdhash_id
+from hexrag.core.ingest.ids import mdhash_id
 from hexrag.core.scope import parse_file_path
 from hexrag.domain.records import GRAPH_FIELD_SEP
 

@@ -26,8 +26,8 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from hexrag.core.extraction import remove_think_tags, sanitize_text_for_encoding
-from hexrag.core.extraction_prompts import SUMMARIZE_DESCRIPTIONS
+from hexrag.core.ingest.extraction import remove_think_tags, sanitize_text_for_encoding
+from hexrag.core.ingest.extraction_prompts import SUMMARIZE_DESCRIPTIONS
 from hexrag.core.tokenizer import Tokenizer, truncate_list_by_token_size
 
 __all__ = ["SummaryLimits", "merge_descriptions", "summary_prompt"]

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.core.scope import prefilter_match, scope_values
-from hexrag.core.source_ids import parse_source_ids
 from hexrag.domain.records import Entity, Relation, VectorRecord
 from hexrag.domain.scope import QueryScope
 

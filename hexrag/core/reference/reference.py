@@ -1,7 +1,7 @@
 """LightRAG 1.5.7's rules for stages 2 and 3, stated plainly: the readable reference.
 
-The engine runs faster forms of these rules (:mod:`hexrag.core.truncation` renders lines
-without building dicts and stops rendering past the budget; :mod:`hexrag.core.chunks` counts,
+The engine runs faster forms of these rules (:mod:`hexrag.core.query.truncation` renders lines
+without building dicts and stops rendering past the budget; :mod:`hexrag.core.query.chunks` counts,
 de-duplicates and ranks chunk ids as integer codes with numpy). This module says what they
 compute, in the words of LightRAG's ``operate.py``, and ``tests/unit/test_reference_stages.py``
 proves the fast forms equal to it on generated data (hypothesis).
@@ -40,9 +40,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from hexrag.core.context import assign_references
-from hexrag.core.pick import weighted_polling
-from hexrag.core.run import ChunkItem, EntityItem, RelationItem
+from hexrag.core.query.context import assign_references
+from hexrag.core.query.pick import weighted_polling
+from hexrag.core.query.run import ChunkItem, EntityItem, RelationItem
 from hexrag.core.tokenizer import Tokenizer, count_tokens, truncate_list_by_token_size
 
 __all__ = [

@@ -1,14 +1,14 @@
 """Deleting documents: :class:`DocumentDeletion`, the deletion half of
-:class:`~hexrag.core.ingestion.Ingestor`.
+:class:`~hexrag.core.ingest.ingestion.Ingestor`.
 
 A document is deleted one of two ways, chosen per document:
 
-* **by replay** (:mod:`hexrag.core.deletion`) when hexrag ingested it (it has description
+* **by replay** (:mod:`hexrag.core.ingest.deletion`) when hexrag ingested it (it has description
   fragments, or a hexrag sequence number): the entities and relations it touched are rebuilt
   from the remaining fragments, so the graph is the graph the remaining documents build; a
   record it touched that also cites chunks no fragment accounts for (LightRAG built it) is
   rebuilt from the extraction cache as below;
-* **as LightRAG 1.5.7's** ``adelete_by_doc_id`` (:mod:`hexrag.core.cache_rebuild`) when it
+* **as LightRAG 1.5.7's** ``adelete_by_doc_id`` (:mod:`hexrag.core.ingest.cache_rebuild`) when it
   has no fragments (LightRAG built it): candidates from LightRAG's ``full_entities`` /
   ``full_relations`` rows (or from the extraction cache of its chunks), chunk tracking from
   ``entity_chunks`` / ``relation_chunks`` (or the graph's ``source_id``), rebuilt from the
@@ -28,23 +28,23 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hexrag.core.cache_rebuild import (
+from hexrag.core.ingest.cache_rebuild import (
     chunk_extractions,
     limit_ids,
     rebuild_entity,
     rebuild_relation,
     subtract_ids,
 )
-from hexrag.core.deletion import (
+from hexrag.core.ingest.deletion import (
     DeletePlan,
     DeleteReport,
     plan_deletion,
     replay_groups,
     strip_sources,
 )
-from hexrag.core.ids import entity_id, relation_id
-from hexrag.core.lightrag_kv import relation_chunk_key, stamp
-from hexrag.core.merging import NO_EVIDENCE, merge_entity, merge_relation, relation_id_of
+from hexrag.core.ingest.ids import entity_id, relation_id
+from hexrag.core.ingest.lightrag_kv import relation_chunk_key, stamp
+from hexrag.core.ingest.merging import NO_EVIDENCE, merge_entity, merge_relation, relation_id_of
 from hexrag.core.tokenizer import Tokenizer
 from hexrag.domain.documents import DocRecord, merge_metadata_fields, metadata_fields
 from hexrag.domain.errors import BackendError, ConfigurationError
@@ -59,7 +59,7 @@ from hexrag.ports import (
 )
 
 if TYPE_CHECKING:
-    from hexrag.core.ingest_settings import IngestSettings
+    from hexrag.core.ingest.ingest_settings import IngestSettings
 
 __all__ = ["DocumentDeletion"]
 
@@ -113,7 +113,7 @@ def _relation(a: str, b: str, d: Mapping[str, Any]) -> Relation:
 
 
 class DocumentDeletion:
-    """The deletion methods of :class:`~hexrag.core.ingestion.Ingestor` (which holds the
+    """The deletion methods of :class:`~hexrag.core.ingest.ingestion.Ingestor` (which holds the
     stores and settings named below)."""
 
     _entities: VectorIndex
@@ -504,7 +504,7 @@ class DocumentDeletion:
     async def _rebuild(
         self, plan: DeletePlan, report: DeleteReport
     ) -> tuple[dict[str, list[str]], dict[tuple[str, str], list[str]]]:
-        """Steps 3-4 of :mod:`hexrag.core.deletion`; returns the legacy records (sources no
+        """Steps 3-4 of :mod:`hexrag.core.ingest.deletion`; returns the legacy records (sources no
         fragment accounts for: LightRAG-built) that keep chunks, with those chunks."""
         s, tok = self._settings.merge, self._tokenizer
         affected = set(plan.entities)

@@ -30,8 +30,8 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from hexrag.core.extraction import sanitize_text_for_encoding
-from hexrag.core.run import EntityItem, RelationItem
+from hexrag.core.ingest.extraction import sanitize_text_for_encoding
+from hexrag.core.query.run import EntityItem, RelationItem
 from hexrag.core.scope import record_sources, sources_verdict
 from hexrag.domain.documents import Fragment
 from hexrag.domain.records import GRAPH_FIELD_SEP

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hexrag.core.chunking import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
-from hexrag.core.merging import MergeSettings
+from hexrag.core.ingest.chunking import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
+from hexrag.core.ingest.merging import MergeSettings
 
 __all__ = ["IngestSettings"]
 

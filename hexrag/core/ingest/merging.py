@@ -11,7 +11,7 @@ storage calls - the caller passes the stored node and chunk-tracking row and wri
 * type: the most frequent of the fragments' types and the stored one (first seen wins ties);
 * description: the stored fragments, then the new ones - unique by text, ordered by
   timestamp then longest first - de-duplicated after sanitising, then joined or summarised
-  (:func:`hexrag.core.summary.merge_descriptions`); ``"Entity <name>"`` when there is none;
+  (:func:`hexrag.core.ingest.summary.merge_descriptions`); ``"Entity <name>"`` when there is none;
 * file paths: stored then new, unique, at most ``max_file_paths`` plus LightRAG's
   ``...truncated...(KEEP Old)`` / ``(FIFO)`` marker;
 * the vector record: id ``ent-`` + md5(name), content ``"<name>\\n<description>"`` (cut to the
@@ -27,9 +27,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hexrag.core.extraction import sanitize_text_for_encoding, split_by_markers
-from hexrag.core.ids import entity_id, mdhash_id
-from hexrag.core.summary import SummaryLimits, merge_descriptions
+from hexrag.core.ingest.extraction import sanitize_text_for_encoding, split_by_markers
+from hexrag.core.ingest.ids import entity_id, mdhash_id
+from hexrag.core.ingest.summary import SummaryLimits, merge_descriptions
 from hexrag.core.tokenizer import Tokenizer, truncate_by_token_limit
 from hexrag.domain.records import GRAPH_FIELD_SEP
 

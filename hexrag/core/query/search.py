@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from hexrag.core.merge import round_robin
-from hexrag.core.run import EntityItem, QueryRun, RelationItem, Stores
+from hexrag.core.query.merge import round_robin
+from hexrag.core.query.run import EntityItem, QueryRun, RelationItem, Stores
+from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.core.scope import chunk_in_scope, record_sources, sources_verdict
-from hexrag.core.source_ids import parse_source_ids
 from hexrag.domain.records import Entity, Relation
 from hexrag.ports import Embedder, VectorIndex
 from hexrag.ports.graph_store import NodeEdgesWithDegrees, NodesWithDegrees, PairEdgesByChunk

@@ -10,9 +10,9 @@ from dataclasses import dataclass, replace
 from json.encoder import encode_basestring as _enc
 from typing import Any
 
-from hexrag.core import prompts
-from hexrag.core.chunks import attach_headings
-from hexrag.core.run import ChunkItem, QueryRun
+from hexrag.core.query import prompts
+from hexrag.core.query.chunks import attach_headings
+from hexrag.core.query.run import ChunkItem, QueryRun
 from hexrag.core.tokenizer import Tokenizer, count_tokens, truncate_list_by_token_size
 from hexrag.domain.params import QueryParam
 from hexrag.ports import Reranker

@@ -14,7 +14,7 @@ deleted as LightRAG's ``adelete_by_doc_id`` deletes it (``lightrag.py``
 3. a rebuilt record takes the cached extraction answers (``llm_cache_list`` of each chunk,
    ``cache_type`` ``extract``) of its first ``MAX_SOURCE_IDS_PER_*`` remaining chunks
    (``KEEP``; the last ones with ``FIFO``), parsed as at insertion; descriptions in chunk
-   order, de-duplicated and joined or summarised (:func:`~hexrag.core.summary.
+   order, de-duplicated and joined or summarised (:func:`~hexrag.core.ingest.summary.
    merge_descriptions`); the type is the most frequent; file paths unique, at most
    ``MAX_FILE_PATHS`` plus LightRAG's ``...<placeholder>...(<METHOD> <max>/<n>)`` marker;
    a relation's keywords are joined with ``", "`` and its weight is the sum of the weights,
@@ -22,7 +22,7 @@ deleted as LightRAG's ``adelete_by_doc_id`` deletes it (``lightrag.py``
 
 :func:`chunk_extractions` parses the cache entries, :func:`rebuild_entity` and
 :func:`rebuild_relation` compute the records; the I/O is the caller's
-(:mod:`hexrag.core.document_deletion`).
+(:mod:`hexrag.core.ingest.document_deletion`).
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from hexrag.core.extraction import parse_extraction
-from hexrag.core.ids import entity_id, mdhash_id
-from hexrag.core.merging import NO_EVIDENCE, MergeSettings
-from hexrag.core.summary import merge_descriptions
+from hexrag.core.ingest.extraction import parse_extraction
+from hexrag.core.ingest.ids import entity_id, mdhash_id
+from hexrag.core.ingest.merging import NO_EVIDENCE, MergeSettings
+from hexrag.core.ingest.summary import merge_descriptions
 from hexrag.core.tokenizer import Tokenizer, truncate_by_token_limit
 from hexrag.domain.records import GRAPH_FIELD_SEP
 

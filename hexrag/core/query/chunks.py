@@ -13,16 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from hexrag.core.headings import (
+from hexrag.core.query.headings import (
     SECTION_CONTEXT_MAX_TOKENS,
     format_parent_headings,
     truncate_section_context,
 )
-from hexrag.core.merge import round_robin
-from hexrag.core.pick import score_ids, weighted_polling
-from hexrag.core.run import ChunkItem, EntityItem, QueryRun, RelationItem
+from hexrag.core.query.merge import round_robin
+from hexrag.core.query.pick import score_ids, weighted_polling
+from hexrag.core.query.run import ChunkItem, EntityItem, QueryRun, RelationItem
+from hexrag.core.query.source_ids import split_lightrag
 from hexrag.core.scope import chunk_in_scope
-from hexrag.core.source_ids import split_lightrag
 from hexrag.core.tokenizer import Tokenizer
 from hexrag.domain.records import Chunk
 from hexrag.ports import VectorIndex
@@ -207,7 +207,7 @@ async def recover_chunks(
     """Entity chunks, relation chunks and vector chunks, round-robin merged (vector first).
 
     ``chunk_index`` scores candidates for VECTOR picking (one call). LightRAG's rules are
-    stated plainly in :mod:`hexrag.core.reference`; this is their fast form.
+    stated plainly in :mod:`hexrag.core.reference.reference`; this is their fast form.
     """
     run.stats.chunk_pick_method = picking.method
 

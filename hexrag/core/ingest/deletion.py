@@ -13,16 +13,16 @@ would have built (and re-inserting the document gives back the stores of the fir
 3. every remaining fragment about an affected entity (its own, and those of relations at
    either end) is replayed document by document, sorted by ``(seq, pos)``: within a document
    the entities are merged first, then the relations in order, exactly as
-   :meth:`~hexrag.core.ingestion.Ingestor.ingest_text` merged them;
+   :meth:`~hexrag.core.ingest.ingestion.Ingestor.ingest_text` merged them;
 4. affected entities and relations the replay leaves empty are deleted with their vectors;
    the others are written back. Records whose stored sources include chunks no fragment
    accounts for (data ingested before hexrag kept fragments, e.g. by LightRAG) cannot be
    replayed; they lose the deleted chunks from ``source_id`` (deleted when no source
    remains) and are then rebuilt from the extraction cache of their remaining chunks, as
-   LightRAG rebuilds them (:mod:`hexrag.core.cache_rebuild`).
+   LightRAG rebuilds them (:mod:`hexrag.core.ingest.cache_rebuild`).
 
 A document without fragments at all (LightRAG ingested it) is deleted as LightRAG deletes it:
-:mod:`hexrag.core.document_deletion`.
+:mod:`hexrag.core.ingest.document_deletion`.
 """
 
 from __future__ import annotations
