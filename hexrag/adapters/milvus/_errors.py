@@ -6,10 +6,10 @@ the mapping can be unit-tested with real driver exception objects.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
+from hexrag.adapters._error_map import ErrorMap, Rule, grpc_code, matches, translating
 from hexrag.domain.errors import (
     BackendError,
     BackendTimeout,
@@ -19,7 +19,7 @@ from hexrag.domain.errors import (
     NotFound,
 )
 
-__all__ = ["BACKEND", "translate"]
+__all__ = ["BACKEND", "ERRORS", "translate", "translate_errors"]
 
 BACKEND = "milvus"
 
@@ -47,20 +47,25 @@ _UNAVAILABLE_CLASSES = {
 _TIMEOUT_WORDS = ("deadline exceeded", "timed out", "timeout")
 
 
-def _class_names(exc: BaseException) -> set[str]:
-    return {cls.__name__ for cls in type(exc).__mro__}
+def _milvus_code(*codes: int) -> Callable[[BaseException], bool]:
+    def test(exc: BaseException) -> bool:
+        return matches(exc, "MilvusException") and getattr(exc, "code", None) in codes
+
+    return test
 
 
-def _grpc_code_name(exc: BaseException) -> str | None:
-    code = getattr(exc, "code", None)
-    if not callable(code):
-        return None
-    try:
-        value = code()
-    except Exception:
-        return None
-    name = getattr(value, "name", None)
-    return name if isinstance(name, str) else None
+def _rpc_code(exc: BaseException) -> str | None:
+    return grpc_code(exc) if matches(exc, "RpcError") else None
+
+
+def _timed_out(exc: BaseException) -> bool:
+    return _rpc_code(exc) == "DEADLINE_EXCEEDED" or (
+        matches(exc, "MilvusException") and any(w in _describe(exc).lower() for w in _TIMEOUT_WORDS)
+    )
+
+
+def _input_error(exc: BaseException) -> bool:
+    return getattr(exc, "is_input_error", False) is True
 
 
 def _describe(exc: BaseException) -> str:
@@ -78,6 +83,30 @@ def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+#: The mapping table, first match wins; ``{context}`` names the action, collection and endpoint.
+ERRORS = ErrorMap(BACKEND, [
+    Rule("ConnectionConfigException", ConfigurationError,
+         "{context}: bad connection settings: {detail}. Use http(s)://host:port for a "
+         "server or a path ending in .db (in an existing directory) for Milvus Lite"),
+    Rule(_milvus_code(_COLLECTION_NOT_FOUND), NotFound,
+         "{context}: the collection does not exist (dropped while in use?): {detail}"),
+    Rule((_timed_out, TimeoutError), BackendTimeout,
+         "{context} did not answer within {limit}: {detail}. Check the server's load and "
+         "health, or raise the adapter's timeout="),
+    Rule((lambda exc: _rpc_code(exc) in ("UNAVAILABLE", "CANCELLED"), *_UNAVAILABLE_CLASSES,
+          _milvus_code(_CONNECT_FAILED), ConnectionError), BackendUnavailable,
+         "{context}: cannot reach Milvus: {detail}. Check that the server is running and "
+         "that the URI (MILVUS_URI), token and network are right"),
+    Rule((*_INPUT_CLASSES, _input_error), ConfigurationError,
+         "{context} was refused as invalid: {detail}. Check that the collection's schema "
+         "matches this adapter (dim, fields) and the index settings"),
+    Rule(("MilvusException", "RpcError"), BackendError,
+         "{context} failed: {detail}. Check the Milvus server logs"),
+    Rule(OSError, BackendUnavailable,
+         "{context}: I/O failure: {detail}. Check the Milvus Lite file and disk"),
+], otherwise="{context} failed unexpectedly: {exc!r}")
+
+
 def translate(
     exc: BaseException, *, action: str, collection: str, where: str, timeout: float | None
 ) -> HexragError:
@@ -88,73 +117,21 @@ def translate(
     """
     if isinstance(exc, HexragError):
         return exc
-    names = _class_names(exc)
-    detail = _describe(exc)
-    context = f"Milvus {action} on collection {collection!r} ({where})"
-    lower = detail.lower()
-
-    if "ConnectionConfigException" in names:
-        return ConfigurationError(
-            f"{context}: bad connection settings: {detail}. Use http(s)://host:port for a "
-            "server or a path ending in .db (in an existing directory) for Milvus Lite"
-        )
-    if "MilvusException" in names and getattr(exc, "code", None) == _COLLECTION_NOT_FOUND:
-        return NotFound(
-            f"{context}: the collection does not exist (dropped while in use?): {detail}"
-        )
-    grpc_code = _grpc_code_name(exc) if "RpcError" in names else None
-    if (
-        grpc_code == "DEADLINE_EXCEEDED"
-        or isinstance(exc, TimeoutError)
-        or ("MilvusException" in names and any(w in lower for w in _TIMEOUT_WORDS))
-    ):
-        limit = f"{timeout:g} s" if timeout is not None else "the deadline"
-        return BackendTimeout(
-            f"{context} did not answer within {limit}: {detail}. Check the server's load and "
-            "health, or raise the adapter's timeout=",
-            backend=BACKEND,
-        )
-    if (
-        grpc_code in ("UNAVAILABLE", "CANCELLED")
-        or names & _UNAVAILABLE_CLASSES
-        or ("MilvusException" in names and getattr(exc, "code", None) == _CONNECT_FAILED)
-        or isinstance(exc, ConnectionError)
-    ):
-        return BackendUnavailable(
-            f"{context}: cannot reach Milvus: {detail}. Check that the server is running and "
-            "that the URI (MILVUS_URI), token and network are right",
-            backend=BACKEND,
-        )
-    if names & _INPUT_CLASSES or getattr(exc, "is_input_error", False) is True:
-        return ConfigurationError(
-            f"{context} was refused as invalid: {detail}. Check that the collection's schema "
-            "matches this adapter (dim, fields) and the index settings",
-        )
-    if "MilvusException" in names or "RpcError" in names:
-        return BackendError(
-            f"{context} failed: {detail}. Check the Milvus server logs", backend=BACKEND
-        )
-    if isinstance(exc, OSError):
-        return BackendUnavailable(
-            f"{context}: I/O failure: {detail}. Check the Milvus Lite file and disk",
-            backend=BACKEND,
-        )
-    return BackendError(f"{context} failed unexpectedly: {exc!r}", backend=BACKEND)
+    return ERRORS.translate(
+        exc,
+        context=f"Milvus {action} on collection {collection!r} ({where})",
+        detail=_describe(exc),
+        limit=f"{timeout:g} s" if timeout is not None else "the deadline",
+    )
 
 
-@contextmanager
 def translate_errors(
     action: str, *, collection: str = "?", where: str = "Milvus", timeout: float | None = None
-) -> Iterator[None]:
+) -> AbstractContextManager[None]:
     """Re-raise driver exceptions raised inside the block as hexrag errors (:func:`translate`);
     hexrag errors and cancellation pass through."""
-    try:
-        yield
-    except HexragError:
-        raise
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:
-        raise translate(
+    return translating(
+        lambda exc: translate(
             exc, action=action, collection=collection, where=where, timeout=timeout
-        ) from exc
+        )
+    )

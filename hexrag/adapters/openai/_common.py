@@ -12,13 +12,14 @@ import email.utils
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import openai
 
+from hexrag.adapters._error_map import ErrorMap, Rule, from_module, matches, translating
 from hexrag.domain.errors import (
     BackendError,
     BackendTimeout,
@@ -121,8 +122,7 @@ def _error_code(exc: openai.APIStatusError) -> str | None:
 
 def is_transport_error(exc: BaseException) -> bool:
     """An HTTP-transport failure of httpx/httpx2 (the SDK normally wraps these itself)."""
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    return bool(names & {"TransportError", "TimeoutException"}) or isinstance(exc, TimeoutError)
+    return matches(exc, ("TransportError", "TimeoutException", TimeoutError))
 
 
 def is_driver_error(exc: BaseException) -> bool:
@@ -204,93 +204,81 @@ async def retrying(
             attempt += 1
 
 
+def _status_is(test: Callable[[int], bool]) -> Callable[[BaseException], bool]:
+    def matcher(exc: BaseException) -> bool:
+        status = getattr(exc, "status_code", None)
+        return isinstance(exc, openai.APIStatusError) and isinstance(status, int) and test(status)
+
+    return matcher
+
+
+#: The mapping table, first match wins (a timeout is a connection error: it comes first).
+ERRORS = ErrorMap(BACKEND, [
+    Rule((openai.APITimeoutError,
+          lambda exc: not isinstance(exc, openai.OpenAIError) and _is_timeout(exc)),
+         BackendTimeout,
+         "openai: {what} at {where} timed out after {timeout:g}s{tries}; raise the "
+         "timeout or check the server's load"),
+    Rule((openai.APIConnectionError, is_transport_error), BackendUnavailable,
+         "openai: cannot reach {base_url} for {what}{tries} ({desc}); check "
+         "{base_url_var} and that the server is running"),
+    Rule((openai.AuthenticationError, openai.PermissionDeniedError), ConfigurationError,
+         "openai: {base_url} rejected the API key for {what} ({desc}); check {api_key_var}"),
+    Rule(openai.NotFoundError, ConfigurationError,
+         "openai: {base_url} answered {desc} for {what} with model {model!r}; check "
+         "{model_var} and that {base_url_var} is the API root (usually ending in /v1)"),
+    Rule(_status_is(lambda status: status == 429), BackendUnavailable,
+         "openai: {where} is rate limiting {what}{tries} ({desc}); lower the "
+         "concurrency or try later"),
+    Rule(_status_is(lambda status: status == 504), BackendTimeout,
+         "openai: {where} timed out on {what}{tries} ({desc})"),
+    Rule(_status_is(lambda status: status in (502, 503)), BackendUnavailable,
+         "openai: {where} is unavailable for {what}{tries} ({desc})"),
+    Rule(_status_is(lambda status: status >= 500), BackendError,
+         "openai: {where} failed on {what}{tries} ({desc})"),
+    Rule(_status_is(lambda status: True), BackendError,
+         "openai: {where} rejected the {what} request ({desc})"),
+    Rule(MalformedResponse, BackendError,
+         "openai: {where} sent a malformed {what} response{tries}: {exc}"),
+], otherwise="openai: {what} at {where} failed: {desc}",
+   keep=lambda exc: False)  # map_error maps whatever it is given
+
+
 def map_error(exc: BaseException, endpoint: Endpoint, what: str) -> HexragError:
     """Translate a driver exception into the hexrag error tree, naming what to check."""
     ep = endpoint
     attempts = getattr(exc, "_hexrag_attempts", 1)
-    where = f"{ep.base_url} (model {ep.model!r})"
-    tries = f" after {attempts} attempt(s)" if attempts > 1 else ""
-    if isinstance(exc, openai.APITimeoutError) or (
-        not isinstance(exc, openai.OpenAIError) and _is_timeout(exc)
-    ):
-        return BackendTimeout(
-            f"openai: {what} at {where} timed out after {ep.timeout:g}s{tries}; raise the "
-            f"timeout or check the server's load",
-            backend=BACKEND,
-        )
-    if isinstance(exc, openai.APIConnectionError) or is_transport_error(exc):
-        return BackendUnavailable(
-            f"openai: cannot reach {ep.base_url} for {what}{tries} ({describe(exc)}); check "
-            f"{ep.base_url_var} and that the server is running",
-            backend=BACKEND,
-        )
-    if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-        return ConfigurationError(
-            f"openai: {ep.base_url} rejected the API key for {what} ({describe(exc)}); check "
-            f"{ep.api_key_var}"
-        )
-    if isinstance(exc, openai.NotFoundError):
-        return ConfigurationError(
-            f"openai: {ep.base_url} answered {describe(exc)} for {what} with model "
-            f"{ep.model!r}; check {ep.model_var} and that {ep.base_url_var} is the API root "
-            f"(usually ending in /v1)"
-        )
-    status = getattr(exc, "status_code", None)
-    if isinstance(exc, openai.APIStatusError) and isinstance(status, int):
-        if status == 429:
-            return BackendUnavailable(
-                f"openai: {where} is rate limiting {what}{tries} ({describe(exc)}); lower the "
-                f"concurrency or try later",
-                backend=BACKEND,
-            )
-        if status == 504:
-            return BackendTimeout(
-                f"openai: {where} timed out on {what}{tries} ({describe(exc)})", backend=BACKEND
-            )
-        if status in (502, 503):
-            return BackendUnavailable(
-                f"openai: {where} is unavailable for {what}{tries} ({describe(exc)})",
-                backend=BACKEND,
-            )
-        if status >= 500:
-            return BackendError(
-                f"openai: {where} failed on {what}{tries} ({describe(exc)})", backend=BACKEND
-            )
-        return BackendError(
-            f"openai: {where} rejected the {what} request ({describe(exc)})", backend=BACKEND
-        )
-    if isinstance(exc, MalformedResponse):
-        return BackendError(
-            f"openai: {where} sent a malformed {what} response{tries}: {exc}", backend=BACKEND
-        )
-    return BackendError(f"openai: {what} at {where} failed: {describe(exc)}", backend=BACKEND)
+    return ERRORS.translate(
+        exc,
+        what=what,
+        where=f"{ep.base_url} (model {ep.model!r})",
+        tries=f" after {attempts} attempt(s)" if attempts > 1 else "",
+        desc=describe(exc),
+        base_url=ep.base_url,
+        model=ep.model,
+        timeout=ep.timeout,
+        base_url_var=ep.base_url_var,
+        api_key_var=ep.api_key_var,
+        model_var=ep.model_var,
+    )
 
 
-@contextmanager
-def translate_errors(endpoint: Endpoint, what: str) -> Iterator[None]:
+def _caught(exc: BaseException) -> bool:
+    if isinstance(exc, HexragError) and not isinstance(exc, MalformedResponse):
+        return False
+    return is_driver_error(exc) or from_module(exc, "openai", "httpx") or isinstance(exc, OSError)
+
+
+def translate_errors(endpoint: Endpoint, what: str) -> AbstractContextManager[None]:
     """Re-raise the driver's (``openai``, ``httpx``) and OS exceptions raised inside the block
     as hexrag errors (:func:`map_error`; what it does not know is a :class:`BackendError`);
     hexrag errors (other than :class:`MalformedResponse`, mapped with its context), our own
     bugs and cancellation pass through."""
-    try:
-        yield
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:
-        if isinstance(exc, HexragError) and not isinstance(exc, MalformedResponse):
-            raise
-        if (
-            is_driver_error(exc)
-            or type(exc).__module__.startswith(("openai", "httpx"))
-            or isinstance(exc, OSError)
-        ):
-            raise map_error(exc, endpoint, what) from exc
-        raise
+    return translating(lambda exc: map_error(exc, endpoint, what), catch=_caught)
 
 
 def _is_timeout(exc: BaseException) -> bool:
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    return "TimeoutException" in names or isinstance(exc, TimeoutError)
+    return matches(exc, ("TimeoutException", TimeoutError))
 
 
 # --------------------------------------------------------------------------------------

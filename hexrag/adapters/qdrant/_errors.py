@@ -1,18 +1,16 @@
 """Translation of qdrant-client exceptions into hexrag's error tree (the adapter boundary).
 
-One mapping table, checked in order: the first row whose test matches an exception decides
-the hexrag class and the hint. Driver classes are recognised by name (and an HTTP status
-where there is one), so this module imports no driver.
+One mapping table (:data:`ERRORS`), checked in order: the first row whose test matches an
+exception decides the hexrag class and the hint. Driver classes are recognised by name (and
+an HTTP status where there is one), so this module imports no driver.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
+from hexrag.adapters._error_map import ErrorMap, Rule, grpc_code, matches, translating
 from hexrag.domain.errors import (
-    BackendError,
     BackendTimeout,
     BackendUnavailable,
     ConfigurationError,
@@ -20,13 +18,9 @@ from hexrag.domain.errors import (
     NotFound,
 )
 
-__all__ = ["BACKEND", "translate", "translate_errors"]
+__all__ = ["BACKEND", "ERRORS", "translate", "translate_errors"]
 
 BACKEND = "qdrant"
-
-
-def _names(exc: BaseException) -> set[str]:
-    return {cls.__name__ for cls in type(exc).__mro__}
 
 
 def _describe(exc: BaseException) -> str:
@@ -42,12 +36,7 @@ def _status(exc: BaseException) -> int | None:
 
 
 def _grpc(exc: BaseException) -> str:
-    code = getattr(exc, "code", None)
-    try:
-        value = code() if callable(code) else None
-    except Exception:
-        return ""
-    return str(getattr(value, "name", "") or "")
+    return grpc_code(exc) or ""
 
 
 def _not_found(exc: BaseException) -> bool:
@@ -60,7 +49,7 @@ def _not_found(exc: BaseException) -> bool:
 def _timeout(exc: BaseException) -> bool:
     return (
         isinstance(exc, TimeoutError)
-        or bool(_names(exc) & {"TimeoutException", "ReadTimeout", "ConnectTimeout"})
+        or matches(exc, ("TimeoutException", "ReadTimeout", "ConnectTimeout"))
         or _grpc(exc) == "DEADLINE_EXCEEDED"
     )
 
@@ -68,8 +57,8 @@ def _timeout(exc: BaseException) -> bool:
 def _unavailable(exc: BaseException) -> bool:
     return (
         isinstance(exc, ConnectionError)
-        or bool(_names(exc) & {"ConnectError", "ResponseHandlingException",
-                               "ResourceExhaustedResponse"})
+        or matches(exc, ("ConnectError", "ResponseHandlingException",
+                         "ResourceExhaustedResponse"))
         or _grpc(exc) in ("UNAVAILABLE", "CANCELLED", "RESOURCE_EXHAUSTED")
         or _status(exc) in (502, 503, 504, 429)
     )
@@ -87,41 +76,40 @@ def _refused(exc: BaseException) -> bool:
     )
 
 
-#: (test, hexrag class, hint), first match wins; anything else is a BackendError.
-MAPPING: tuple[tuple[Callable[[BaseException], bool], type[HexragError], str], ...] = (
-    (_locked, ConfigurationError, "the local Qdrant directory is open in another client or "
-     "process (embedded Qdrant allows one); close it or use a Qdrant server"),
-    (_not_found, NotFound, "the collection or point does not exist (dropped while in use?)"),
-    (_timeout, BackendTimeout, "check the server's load, or raise the adapter's timeout"),
-    (_unavailable, BackendUnavailable, "check that the Qdrant server runs and the URL is right"),
-    (_refused, ConfigurationError, "check the collection's vector size and the request"),
-    (lambda exc: isinstance(exc, OSError), BackendUnavailable, "check the local directory"),
-)
+_HINTED = "{context}: {detail}. "
+
+#: The mapping table, first match wins; anything else is a BackendError.
+ERRORS = ErrorMap(BACKEND, [
+    Rule(_locked, ConfigurationError, _HINTED + "the local Qdrant directory is open in another "
+         "client or process (embedded Qdrant allows one); close it or use a Qdrant server"),
+    Rule(_not_found, NotFound,
+         _HINTED + "the collection or point does not exist (dropped while in use?)"),
+    Rule(_timeout, BackendTimeout,
+         _HINTED + "check the server's load, or raise the adapter's timeout"),
+    Rule(_unavailable, BackendUnavailable,
+         _HINTED + "check that the Qdrant server runs and the URL is right"),
+    Rule(_refused, ConfigurationError,
+         _HINTED + "check the collection's vector size and the request"),
+    Rule(OSError, BackendUnavailable, _HINTED + "check the local directory"),
+], otherwise="{context} failed: {detail}")
 
 
 def translate(exc: BaseException, *, action: str, collection: str, where: str) -> HexragError:
     """The hexrag error for a driver exception raised while doing ``action``."""
     if isinstance(exc, HexragError):
         return exc
-    detail = _describe(exc)[:300]
-    context = f"Qdrant {action} on collection {collection!r} ({where})"
-    for test, cls, hint in MAPPING:
-        if test(exc):
-            if issubclass(cls, BackendError):
-                return cls(f"{context}: {detail}. {hint}", backend=BACKEND)
-            return cls(f"{context}: {detail}. {hint}")
-    return BackendError(f"{context} failed: {detail}", backend=BACKEND)
+    return ERRORS.translate(
+        exc,
+        context=f"Qdrant {action} on collection {collection!r} ({where})",
+        detail=_describe(exc)[:300],
+    )
 
 
-@contextmanager
 def translate_errors(
     action: str, *, collection: str = "?", where: str = "Qdrant"
-) -> Iterator[None]:
+) -> AbstractContextManager[None]:
     """Re-raise driver exceptions raised inside the block as hexrag errors (:func:`translate`);
     hexrag errors and cancellation pass through."""
-    try:
-        yield
-    except (HexragError, asyncio.CancelledError):
-        raise
-    except Exception as exc:
-        raise translate(exc, action=action, collection=collection, where=where) from exc
+    return translating(
+        lambda exc: translate(exc, action=action, collection=collection, where=where)
+    )

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from hexrag.adapters._error_map import ErrorMap, Rule, from_module, matches
 from hexrag.domain.errors import (
     BackendError,
     BackendTimeout,
@@ -40,37 +41,30 @@ def validate_name(value: str, *, what: str) -> str:
     return value
 
 
-@contextmanager
-def translate_errors(action: str) -> Iterator[None]:
-    """Re-raise redis-py exceptions as hexrag errors naming the backend and what to check."""
-    from redis import exceptions as rexc
+#: The mapping table for redis-py's exceptions, first match wins; any other exception of
+#: redis-py (cluster, pipeline, ...) is a plain backend error.
+ERRORS = ErrorMap(BACKEND, [
+    Rule(("redis.AuthenticationError", "redis.AuthorizationError"), ConfigurationError,
+         "redis: {action} failed: authentication refused ({exc}); check the password/ACL "
+         "user in the Redis URL"),
+    Rule(("redis.TimeoutError", TimeoutError), BackendTimeout,
+         "redis: {action} timed out ({exc}); check the server load and socket_timeout"),
+    Rule(("redis.ConnectionError", ConnectionError, OSError), BackendUnavailable,
+         "redis: {action} failed: cannot reach the server ({exc}); check that Redis is "
+         "running and the URL (host, port, TLS) is right"),
+    Rule("redis.RedisError", BackendError, "redis: {action} failed: {exc}"),
+], otherwise="redis: {action} failed: {exc!r}")
 
-    try:
-        yield
-    except HexragError:
-        raise
-    except (rexc.AuthenticationError, rexc.AuthorizationError) as exc:
-        raise ConfigurationError(
-            f"redis: {action} failed: authentication refused ({exc}); check the password/ACL "
-            "user in the Redis URL"
-        ) from exc
-    except (rexc.TimeoutError, TimeoutError) as exc:
-        raise BackendTimeout(
-            f"redis: {action} timed out ({exc}); check the server load and socket_timeout",
-            backend=BACKEND,
-        ) from exc
-    except (rexc.ConnectionError, ConnectionError, OSError) as exc:
-        raise BackendUnavailable(
-            f"redis: {action} failed: cannot reach the server ({exc}); check that Redis is "
-            "running and the URL (host, port, TLS) is right",
-            backend=BACKEND,
-        ) from exc
-    except rexc.RedisError as exc:
-        raise BackendError(f"redis: {action} failed: {exc}", backend=BACKEND) from exc
-    except Exception as exc:  # redis-py's classes outside RedisError (cluster, pipeline...)
-        if type(exc).__module__.startswith("redis"):
-            raise BackendError(f"redis: {action} failed: {exc!r}", backend=BACKEND) from exc
-        raise
+
+def _caught(exc: BaseException) -> bool:
+    return not isinstance(exc, HexragError) and (
+        from_module(exc, "redis") or any(matches(exc, rule.when) for rule in ERRORS.rules)
+    )
+
+
+def translate_errors(action: str) -> AbstractContextManager[None]:
+    """Re-raise redis-py exceptions as hexrag errors naming the backend and what to check."""
+    return ERRORS.translating(catch=_caught, action=action)
 
 
 class RedisNamespace:

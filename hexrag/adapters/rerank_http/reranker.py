@@ -9,11 +9,12 @@ import logging
 import math
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
 
+from hexrag.adapters._error_map import ErrorMap, Rule
 from hexrag.domain.errors import (
     BackendError,
     BackendTimeout,
@@ -146,6 +147,36 @@ def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, _Status):
         return exc.status in _RETRYABLE_STATUS or exc.status >= 500
     return isinstance(exc, (httpx.TransportError, _Malformed))
+
+
+def _status_is(test: Callable[[int], bool]) -> Callable[[BaseException], bool]:
+    def matcher(exc: BaseException) -> bool:
+        return isinstance(exc, _Status) and test(exc.status)
+
+    return matcher
+
+
+#: The mapping table, first match wins (a timeout is a transport error: it comes first).
+ERRORS = ErrorMap(BACKEND, [
+    Rule(httpx.TimeoutException, BackendTimeout,
+         "{where} did not answer within {timeout:g}s{tries}; raise RERANK_TIMEOUT or check "
+         "the service"),
+    Rule(httpx.TransportError, BackendUnavailable,
+         "cannot reach {where}{tries} ({kind}: {exc}); check RERANK_BINDING_HOST and that the "
+         "service is running"),
+    Rule(_status_is(lambda status: status in (401, 403)), ConfigurationError,
+         "{where} rejected the API key ({exc}); check RERANK_BINDING_API_KEY"),
+    Rule(_status_is(lambda status: status == 404), ConfigurationError,
+         "{where} answered {exc}; check RERANK_BINDING_HOST (the full rerank endpoint URL) "
+         "and RERANK_MODEL"),
+    Rule(_status_is(lambda status: status in (429, 502, 503)), BackendUnavailable,
+         "{where} is unavailable{tries} ({exc})"),
+    Rule(_status_is(lambda status: status == 504), BackendTimeout,
+         "{where} timed out{tries} ({exc})"),
+    Rule(_status_is(lambda status: status >= 500), BackendError, "{where} failed{tries} ({exc})"),
+    Rule(_Status, BackendError, "{where} rejected the request ({exc})"),
+    Rule(_Malformed, BackendError, "{where} sent a malformed response{tries}: {exc}"),
+], otherwise="{where} failed: {exc}")
 
 
 class HttpReranker:
@@ -302,41 +333,13 @@ class HttpReranker:
             raise _Malformed(f"body is not JSON ({_preview(response.text)})") from exc
 
     def _map(self, exc: BaseException, attempts: int) -> HexragError:
-        where = f"rerank endpoint {self.base_url} (model {self.model!r})"
-        tries = f" after {attempts} attempt(s)" if attempts > 1 else ""
-        if isinstance(exc, httpx.TimeoutException):
-            return BackendTimeout(
-                f"{where} did not answer within {self._timeout:g}s{tries}; raise "
-                f"RERANK_TIMEOUT or check the service",
-                backend=BACKEND,
-            )
-        if isinstance(exc, httpx.TransportError):
-            return BackendUnavailable(
-                f"cannot reach {where}{tries} ({type(exc).__name__}: {exc}); check "
-                f"RERANK_BINDING_HOST and that the service is running",
-                backend=BACKEND,
-            )
-        if isinstance(exc, _Status):
-            if exc.status in (401, 403):
-                return ConfigurationError(
-                    f"{where} rejected the API key ({exc}); check RERANK_BINDING_API_KEY"
-                )
-            if exc.status == 404:
-                return ConfigurationError(
-                    f"{where} answered {exc}; check RERANK_BINDING_HOST (the full rerank "
-                    f"endpoint URL) and RERANK_MODEL"
-                )
-            if exc.status == 429 or exc.status in (502, 503):
-                return BackendUnavailable(f"{where} is unavailable{tries} ({exc})", backend=BACKEND)
-            if exc.status == 504:
-                return BackendTimeout(f"{where} timed out{tries} ({exc})", backend=BACKEND)
-            if exc.status >= 500:
-                return BackendError(f"{where} failed{tries} ({exc})", backend=BACKEND)
-            return BackendError(f"{where} rejected the request ({exc})", backend=BACKEND)
-        if isinstance(exc, _Malformed):
-            return BackendError(f"{where} sent a malformed response{tries}: {exc}",
-                                backend=BACKEND)
-        return BackendError(f"{where} failed: {exc}", backend=BACKEND)
+        return ERRORS.translate(
+            exc,
+            where=f"rerank endpoint {self.base_url} (model {self.model!r})",
+            tries=f" after {attempts} attempt(s)" if attempts > 1 else "",
+            timeout=self._timeout,
+            kind=type(exc).__name__,
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP client if this adapter created it."""
