@@ -1,9 +1,40 @@
-"""VectorIndex port: one collection of embedded records (entities, relationships or chunks)."""
+"""VectorIndex port: one collection of embedded records (entities, relationships or chunks).
+
+Declared departures
+===================
+
+The port's rules (inclusive threshold, ties by id, every field kept) are what hexrag's own
+layouts keep. A layout that serves another system's data in place - LightRAG's tables and
+collections - keeps *that* system's rules instead, and says so: it exposes a
+:class:`VectorIndexTraits` record as its ``traits`` attribute (:class:`DeclaresTraits`). An
+index without one keeps the port's rules (:func:`traits_of` gives the defaults). The contract
+suite (:mod:`hexrag.testing.vector_index`) reads the record and asserts the declared behaviour,
+so a layout still fails when it does anything other than what it declares:
+
+* ``threshold``: ``"inclusive"`` keeps ``score >= cosine_threshold`` (the port's rule);
+  ``"strict"`` keeps ``score > cosine_threshold`` (LightRAG's ``cosine_better_than_threshold``
+  on every backend: pgvector's ``distance < 1 - threshold``, Milvus' ``radius``, Qdrant's
+  ``score_threshold``).
+* ``ties``: ``"id"`` breaks equal scores by id, ascending (the port's rule); ``"backend"``
+  keeps the order the backend returns equal scores in (best first still holds; which of the
+  tied records make a ``top_k`` cut is the backend's choice).
+* ``fields``: the :class:`~hexrag.domain.records.VectorRecord` fields (besides ``id`` and
+  ``vector``) the layout stores; any other field reads back ``None``. ``None``: every field.
+* ``metadata_keys``: the ``metadata`` keys the layout stores (``None``: every key; an empty set:
+  none, so scope is read from ``file_path`` / ``full_doc_id`` only).
+* ``source_id_as_written``: ``False`` when ``source_id`` reads back as its chunk ids in the
+  layout's own form (LightRAG's ``<SEP>``-joined string) rather than the form written.
+* ``stamps_created_at``: a record written without ``created_at`` reads back with the write
+  time (epoch seconds), as LightRAG's Milvus and Qdrant storages stamp it.
+* ``keeps_first_created_at``: a replaced record keeps the ``created_at`` of its first write
+  (LightRAG's PostgreSQL upsert leaves ``create_time`` alone and sets ``update_time``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -55,8 +86,9 @@ class VectorIndex(Protocol):
         * ``score`` is the cosine similarity (higher is better, in [-1, 1]); the query vector
           need not be normalised.
         * Only records with ``score >= cosine_threshold`` are returned (so fewer than
-          ``top_k`` may come back; an empty index gives ``[]``).
-        * Ties on score are broken by id, ascending.
+          ``top_k`` may come back; an empty index gives ``[]``), unless the index declares
+          LightRAG's strict rule (:class:`VectorIndexTraits`).
+        * Ties on score are broken by id, ascending (unless declared ``ties="backend"``).
         * ``scope`` pre-filters **before** ranking, so ``top_k`` counts admitted records:
           a record is excluded only when a scope field it knows (first-class metadata, else
           its encoded ``file_path``) contradicts the scope; see
@@ -108,3 +140,42 @@ class ScoresIds(Protocol):
         * ``NaN`` for an id without a stored vector (missing id).
         """
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class VectorIndexTraits:
+    """What a vector index declares about its rules (see the module docstring); the defaults
+    are the port's own rules."""
+
+    threshold: Literal["inclusive", "strict"] = "inclusive"
+    ties: Literal["id", "backend"] = "id"
+    fields: frozenset[str] | None = None
+    metadata_keys: frozenset[str] | None = None
+    source_id_as_written: bool = True
+    stamps_created_at: bool = False
+    keeps_first_created_at: bool = False
+
+    def admits(self, score: float, threshold: float) -> bool:
+        """Whether a hit scoring ``score`` passes ``threshold`` under the declared rule."""
+        return score > threshold if self.threshold == "strict" else score >= threshold
+
+
+#: The port's own rules (what an index without a ``traits`` attribute keeps).
+PORT_TRAITS = VectorIndexTraits()
+
+
+@runtime_checkable
+class DeclaresTraits(Protocol):
+    """Optional :class:`VectorIndex` capability: the index declares where it departs from the
+    port's rules (a LightRAG layout); see the module docstring."""
+
+    @property
+    def traits(self) -> VectorIndexTraits:
+        """The declared rules of this index."""
+        ...
+
+
+def traits_of(index: object) -> VectorIndexTraits:
+    """``index.traits`` when the index declares them, else :data:`PORT_TRAITS`."""
+    traits = getattr(index, "traits", None)
+    return traits if isinstance(traits, VectorIndexTraits) else PORT_TRAITS

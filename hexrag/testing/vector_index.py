@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any, cast
 
 import numpy as np
@@ -17,6 +18,7 @@ from hexrag.core.query.pick import score_ids
 from hexrag.core.reference.oracle import VectorOracle, cosine, record_scope_values
 from hexrag.core.scope import prefilter_match
 from hexrag.ports import ScansVectorIndex, ScoresIds, VectorIndex
+from hexrag.ports.vector_index import PORT_TRAITS, VectorIndexTraits, traits_of
 from hexrag.testing import corpus
 from hexrag.testing._guard import ContractGuard
 from hexrag.testing._helpers import assert_same_record, check_hits, resolve
@@ -44,7 +46,15 @@ def _basis(dim: int, *weights: tuple[int, float]) -> np.ndarray:
 
 
 class _VectorIndexBase(ContractGuard):
-    """Flags, the fixture to override and helpers shared by the vector-index capability mixins."""
+    """Flags, the fixture to override and helpers shared by the vector-index capability mixins.
+
+    What an index declares about itself (its ``traits``,
+    :class:`~hexrag.ports.vector_index.VectorIndexTraits`: threshold rule, tie order, the fields
+    and metadata keys it keeps, ``source_id``'s form, a stamped ``created_at``) is read from the
+    index each test makes and asserted as declared: expected records are the written ones as
+    the index declares it keeps them (the oracle is fed those), the threshold and tie tests
+    check the declared rule. An index without ``traits`` is held to the port's own rules.
+    """
 
     # ---- capability flags (class attributes; override in the subclass) ----------------
     dim: int = 16
@@ -58,6 +68,8 @@ class _VectorIndexBase(ContractGuard):
     """Every ``metadata`` key round-trips. Off: only the scope fields are compared."""
     run_property_tests: bool = True
     """Run the hypothesis test (random corpora vs the oracle; one fresh index per example)."""
+    _traits: VectorIndexTraits = PORT_TRAITS
+    """The declared traits of the index the test made last (set by :meth:`_make`)."""
 
     @pytest.fixture
     def vector_index_factory(self) -> VectorIndexFactory:
@@ -75,6 +87,7 @@ class _VectorIndexBase(ContractGuard):
     ) -> VectorIndex:
         index: VectorIndex = await resolve(factory(namespace, dim or self.dim, cosine_threshold))
         assert isinstance(index, VectorIndex)
+        self._traits = traits_of(index)
         return index
 
     async def _loaded(
@@ -84,17 +97,48 @@ class _VectorIndexBase(ContractGuard):
         records = corpus.vector_records(self.dim)
         await index.upsert(records)
         oracle = VectorOracle(self.dim, cosine_threshold)
-        oracle.upsert(records)
+        oracle.upsert(self._stored_all(records))
         return index, oracle, records
 
+    def _stored(self, record: VectorRecord) -> VectorRecord:
+        """``record`` as the index declares it keeps it: a field it does not keep is ``None``,
+        a metadata key it does not keep is dropped (what the oracle and comparisons use)."""
+        traits, changes = self._traits, dict[str, Any]()
+        if traits.fields is not None:
+            for f in fields(VectorRecord):
+                if f.name not in ("id", "vector", "metadata") and f.name not in traits.fields:
+                    changes[f.name] = None
+        if traits.metadata_keys is not None:
+            changes["metadata"] = {
+                k: v for k, v in record.metadata.items() if k in traits.metadata_keys
+            }
+        return replace(record, **changes) if changes else record
+
+    def _stored_all(self, records: list[VectorRecord]) -> list[VectorRecord]:
+        return [self._stored(r) for r in records]
+
     def _same(self, actual: VectorRecord | None, expected: VectorRecord, context: str = "") -> None:
+        traits = self._traits
+        expected = self._stored(expected)
+        if traits.stamps_created_at and expected.created_at is None and actual is not None:
+            stamped = actual.created_at
+            assert isinstance(stamped, int) and abs(stamped - time.time()) < 86_400, (
+                f"{expected.id!r}: created_at {stamped!r} is not the write time the index "
+                "declares it stamps"
+            )
+            expected = replace(expected, created_at=stamped)
         assert_same_record(
             actual,
             expected,
-            exact_source_id=self.preserves_source_id_form,
+            exact_source_id=self.preserves_source_id_form and traits.source_id_as_written,
             full_metadata=self.stores_arbitrary_metadata,
             context=context,
         )
+
+    def _check(self, hits: Any, oracle: VectorOracle, vector: Any, top_k: int, **kw: Any) -> None:
+        """:func:`check_hits` with this kit's tolerance and the index's declared tie order."""
+        check_hits(hits, oracle, vector, top_k, tol=self.score_tolerance,
+                   ties_by_id=self._traits.ties == "id", **kw)
 
 
 class VectorWriteContract(_VectorIndexBase):
@@ -133,7 +177,7 @@ class VectorWriteContract(_VectorIndexBase):
         assert set(vectors) == {r.id for r in records}
         for r in records:
             hits = await index.query(r.vector, 1)  # type: ignore[arg-type]
-            check_hits(hits, oracle, r.vector, 1, tol=self.score_tolerance, context=r.id)
+            self._check(hits, oracle, r.vector, 1, context=r.id)
 
     async def test_upsert_is_idempotent(self, vector_index_factory: VectorIndexFactory) -> None:
         """Upserting the same records twice stores them once."""
@@ -147,7 +191,8 @@ class VectorWriteContract(_VectorIndexBase):
     async def test_last_write_wins_across_batches(
         self, vector_index_factory: VectorIndexFactory
     ) -> None:
-        """Insert or replace by id: a later upsert replaces every field and the vector."""
+        """Insert or replace by id: a later upsert replaces every field and the vector (but
+        ``created_at`` where the index declares it keeps the first one)."""
         index, oracle, records = await self._loaded(vector_index_factory, cosine_threshold=-1.0)
         target = records[4]
         new_vec = -np.asarray(target.vector, dtype=np.float32)
@@ -162,13 +207,15 @@ class VectorWriteContract(_VectorIndexBase):
             metadata={"product_id": "p9"},
         )
         await index.upsert([updated])
-        oracle.upsert([updated])
+        if self._traits.keeps_first_created_at:
+            updated = replace(updated, created_at=target.created_at)
+        oracle.upsert([self._stored(updated)])
         assert await index.count() == len(records)
         self._same((await index.get([target.id]))[0], updated)
         got = (await index.get_vectors([target.id]))[target.id]
         assert cosine(got, new_vec) > 1 - self.score_tolerance
         hits = await index.query(new_vec, 3)
-        check_hits(hits, oracle, new_vec, 3, tol=self.score_tolerance)
+        self._check(hits, oracle, new_vec, 3)
         assert hits[0].id == target.id
 
     async def test_last_write_wins_within_a_batch(
@@ -228,8 +275,8 @@ class VectorWriteContract(_VectorIndexBase):
         await index.delete(ids[:550])
         assert await index.count() == 50
         oracle = VectorOracle(self.dim, -1.0)
-        oracle.upsert(records[550:])
-        check_hits(await index.query(vecs[0], 60), oracle, vecs[0], 60, tol=self.score_tolerance)
+        oracle.upsert(self._stored_all(records[550:]))
+        self._check(await index.query(vecs[0], 60), oracle, vecs[0], 60)
 
 class VectorQueryContract(_VectorIndexBase):
     """Search: the oracle's hits, threshold, ties, scope pre-filtering, stored fields."""
@@ -246,13 +293,12 @@ class VectorQueryContract(_VectorIndexBase):
             for scope in corpus.SCOPES:
                 for top_k in (1, 5, 100):
                     hits = await index.query(q, top_k, scope=scope)
-                    check_hits(
+                    self._check(
                         hits,
                         oracle,
                         q,
                         top_k,
                         scope=scope,
-                        tol=self.score_tolerance,
                         context=f"query {qi}, scope {scope!r}, top_k {top_k}",
                     )
 
@@ -264,7 +310,7 @@ class VectorQueryContract(_VectorIndexBase):
         q = corpus.query_vectors(self.dim)[1]
         for factor in (0.01, 1.0, 7.5):
             scaled = await index.query(q * np.float32(factor), 8)
-            check_hits(scaled, oracle, q, 8, tol=self.score_tolerance, context=f"x{factor}")
+            self._check(scaled, oracle, q, 8, context=f"x{factor}")
 
     async def test_query_accepts_a_sequence_of_floats(
         self, vector_index_factory: VectorIndexFactory
@@ -273,12 +319,13 @@ class VectorQueryContract(_VectorIndexBase):
         index, oracle, _ = await self._loaded(vector_index_factory, cosine_threshold=-1.0)
         q = corpus.query_vectors(self.dim)[2]
         hits = await index.query([float(x) for x in q], 5)
-        check_hits(hits, oracle, q, 5, tol=self.score_tolerance)
+        self._check(hits, oracle, q, 5)
 
     async def test_score_is_cosine_higher_is_better(
         self, vector_index_factory: VectorIndexFactory
     ) -> None:
-        """score is the cosine similarity, higher is better, in [-1, 1]."""
+        """score is the cosine similarity, higher is better, in [-1, 1] (a declared strict
+        threshold of -1.0 drops the exact opposite)."""
         index = await self._make(vector_index_factory, cosine_threshold=-1.0)
         d = self.dim
         await index.upsert(
@@ -290,14 +337,17 @@ class VectorQueryContract(_VectorIndexBase):
             ]
         )
         hits = await index.query(_basis(d, (0, 0.5)), 10)
-        assert [h.id for h in hits] == ["same", "diag", "orth", "opposite"]
-        expected = [1.0, 0.5, 0.0, -1.0]
+        ids, expected = ["same", "diag", "orth", "opposite"], [1.0, 0.5, 0.0, -1.0]
+        if self._traits.threshold == "strict":
+            ids, expected = ids[:3], expected[:3]
+        assert [h.id for h in hits] == ids
         for h, want in zip(hits, expected, strict=True):
             assert h.score == pytest.approx(want, abs=self.score_tolerance)
             assert -1.0 <= h.score <= 1.0
 
     async def test_threshold_is_inclusive(self, vector_index_factory: VectorIndexFactory) -> None:
-        """Only records with ``score >= cosine_threshold`` are returned (boundary included)."""
+        """Only records with ``score >= cosine_threshold`` are returned (boundary included);
+        with a declared strict threshold only ``score > cosine_threshold`` (boundary left out)."""
         index = await self._make(vector_index_factory, cosine_threshold=0.5)
         d = self.dim
         await index.upsert(
@@ -310,7 +360,8 @@ class VectorQueryContract(_VectorIndexBase):
             ]
         )
         hits = await index.query(_basis(d, (0, 2.0)), 10)
-        assert [h.id for h in hits] == ["above", "at"]
+        strict = self._traits.threshold == "strict"
+        assert [h.id for h in hits] == (["above"] if strict else ["above", "at"])
 
     async def test_fewer_than_top_k_when_threshold_excludes(
         self, vector_index_factory: VectorIndexFactory
@@ -321,13 +372,16 @@ class VectorQueryContract(_VectorIndexBase):
         exact = oracle.scores(q)
         assert sum(s >= 0.2 for s in exact.values()) < len(records)  # the case is real
         hits = await index.query(q, len(records) + 10)
-        check_hits(hits, oracle, q, len(records) + 10, tol=self.score_tolerance)
+        self._check(hits, oracle, q, len(records) + 10)
         assert len(hits) < len(records)
 
     async def test_ties_broken_by_id_ascending(
         self, vector_index_factory: VectorIndexFactory
     ) -> None:
-        """Ties on score are broken by id, ascending (code-point order), also at the top_k cut."""
+        """Ties on score are broken by id, ascending (code-point order), also at the top_k cut.
+
+        An index declaring the backend's tie order keeps the tied records together, best first,
+        with one score: which of them make the cut is the backend's choice."""
         index = await self._make(vector_index_factory, cosine_threshold=-1.0)
         d = self.dim
         tied = ["chunk-2", "chunk-10", "é", "a", "chunk-1", "Z", "B", "中文", "🚀", "xchunk-1"]
@@ -340,6 +394,16 @@ class VectorQueryContract(_VectorIndexBase):
         )
         q = _basis(d, (0, 1.0))
         ordered = sorted(tied)  # Python str order is code-point order
+        if self._traits.ties == "backend":
+            cut = await index.query(q, 4)
+            whole = await index.query(q, 20)
+            assert [h.id for h in cut][:1] == ["zz-best"] and len(cut) == 4
+            assert set(h.id for h in cut[1:]) <= set(tied)
+            ids = [h.id for h in whole]
+            assert ids[0] == "zz-best" and ids[-1] == "0-worst" and len(ids) == len(tied) + 2
+            assert sorted(ids[1:-1]) == ordered
+            assert len({h.score for h in whole[1:-1]} | {h.score for h in cut[1:]}) == 1
+            return
         hits = await index.query(q, 4)
         assert [h.id for h in hits] == ["zz-best", *ordered[:3]]
         hits = await index.query(q, 20)
@@ -348,16 +412,20 @@ class VectorQueryContract(_VectorIndexBase):
     async def test_scope_filters_before_ranking(
         self, vector_index_factory: VectorIndexFactory
     ) -> None:
-        """scope pre-filters before ranking, so top_k counts admitted records."""
+        """scope pre-filters before ranking, so top_k counts admitted records (the excluded
+        records name their product in metadata, or in file_path when the index declares it keeps
+        no product metadata)."""
         index = await self._make(vector_index_factory, cosine_threshold=-1.0)
         d = self.dim
         q = _basis(d, (0, 1.0))
+        keys = self._traits.metadata_keys
+        where: dict[str, Any] = (
+            {"metadata": {"product_id": "p2"}}
+            if keys is None or "product_id" in keys
+            else {"file_path": "product_id:p2:category:crm:source:out"}
+        )
         close = [
-            VectorRecord(
-                id=f"out-{i}",
-                vector=_basis(d, (0, 1.0), (1, 0.01 * i)),
-                metadata={"product_id": "p2"},
-            )
+            VectorRecord(id=f"out-{i}", vector=_basis(d, (0, 1.0), (1, 0.01 * i)), **where)
             for i in range(12)
         ]
         far = [
@@ -373,16 +441,20 @@ class VectorQueryContract(_VectorIndexBase):
         hits = await index.query(q, 3, scope=scope)
         assert [h.id for h in hits] == ["in-0", "in-1", "in-2"]
         oracle = VectorOracle(d, -1.0)
-        oracle.upsert(close + far)
-        check_hits(hits, oracle, q, 3, scope=scope, tol=self.score_tolerance)
+        oracle.upsert(self._stored_all(close + far))
+        self._check(hits, oracle, q, 3, scope=scope)
 
     async def test_scope_excludes_only_on_a_known_contradicting_field(
         self, vector_index_factory: VectorIndexFactory
     ) -> None:
         """Excluded only when a field it knows (first-class metadata, else its encoded
         file_path) contradicts the scope; unknown fields pass; multi-product records match each
-        product; scope values are literals, never patterns."""
-        index, _, records = await self._loaded(vector_index_factory, cosine_threshold=-1.0)
+        product; scope values are literals, never patterns. Fields and metadata keys the
+        index declares it does not keep are unknown to it (a probe they alone decide is left
+        out)."""
+        index, _, written = await self._loaded(vector_index_factory, cosine_threshold=-1.0)
+        records = self._stored_all(written)
+        keeps_all = self._traits.fields is None and self._traits.metadata_keys is None
         all_ids = {r.id for r in records}
         unknown = {r.id for r in records if not record_scope_values(r)["product_id"]}
         assert unknown, "corpus lacks records without a product"
@@ -404,18 +476,21 @@ class VectorQueryContract(_VectorIndexBase):
         multi = next(r.id for r in records if r.file_path == corpus.MULTI_PRODUCT_FILE_PATH)
         contradicted = next(
             r.id
-            for r in records
+            for r in written
             if r.metadata.get("product_id") == "p2" and r.file_path == corpus.P1_FILE_PATH
         )
+        biting = 0
         for scope in probes:
             expected = {r.id for r in records if prefilter_match(scope, record_scope_values(r))}
-            assert expected != all_ids, f"probe {scope!r} excludes nothing"
+            assert expected != all_ids or not keeps_all, f"probe {scope!r} excludes nothing"
+            biting += expected != all_ids
             hits = await index.query(corpus.query_vectors(self.dim)[0], len(records), scope=scope)
             assert {h.id for h in hits} == expected, f"scope {scope!r}"
             if scope.product_id in (("p1",), ("p2",)):
                 assert multi in expected
-            if scope.product_id == ("p1",):
+            if scope.product_id == ("p1",) and keeps_all:
                 assert contradicted not in expected
+        assert biting >= 5, f"only {biting} scope probes exclude a record"
 
     @pytest.mark.parametrize("scope", [None, QueryScope()], ids=["none", "empty"])
     async def test_no_or_empty_scope_filters_nothing(
@@ -517,7 +592,7 @@ class VectorReadContract(_VectorIndexBase):
         assert await index.get([records[1].id, records[5].id]) == [None, None]
         assert await index.get_vectors([records[1].id]) == {}
         for q in corpus.query_vectors(self.dim):
-            check_hits(await index.query(q, 100), oracle, q, 100, tol=self.score_tolerance)
+            self._check(await index.query(q, 100), oracle, q, 100)
         await index.delete([])
         await index.delete(["never-existed"])
         assert await index.count() == len(records) - 2
@@ -528,11 +603,11 @@ class VectorReadContract(_VectorIndexBase):
         await index.delete([records[0].id])
         again = replace(records[0], content="again")
         await index.upsert([again])
-        oracle.upsert([again])
+        oracle.upsert([self._stored(again)])
         assert await index.count() == len(records)
         self._same((await index.get([again.id]))[0], again)
         q = corpus.query_vectors(self.dim)[0]
-        check_hits(await index.query(q, 100), oracle, q, 100, tol=self.score_tolerance)
+        self._check(await index.query(q, 100), oracle, q, 100)
 
     async def test_delete_everything(self, vector_index_factory: VectorIndexFactory) -> None:
         """Deleting every record empties the index."""
@@ -603,7 +678,7 @@ class VectorPropertyContract(_VectorIndexBase):
         second = corpus.random_vector_records(rng, max(1, n // 2), dim)
         for batch in (first, second):
             await index.upsert(batch)
-            oracle.upsert(batch)
+            oracle.upsert(self._stored_all(batch))
         ids = sorted(oracle.records)
         victims = [i for i in ids if rng.random() < delete_fraction]
         await index.delete(victims)
@@ -612,7 +687,7 @@ class VectorPropertyContract(_VectorIndexBase):
         scope = corpus.SCOPES[scope_index]
         q = rng.standard_normal(dim).astype(np.float32)
         hits = await index.query(q, top_k, scope=scope)
-        check_hits(hits, oracle, q, top_k, scope=scope, tol=self.score_tolerance)
+        self._check(hits, oracle, q, top_k, scope=scope)
         got = await index.get(ids)
         for rid, actual in zip(ids, got, strict=True):
             expected = oracle.stored(rid)

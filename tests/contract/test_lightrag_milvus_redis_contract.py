@@ -2,8 +2,11 @@
 contracts (Milvus Lite, redis-server). Each test works in a fresh LightRAG *workspace*; the
 Milvus collections are created with LightRAG's schema by the adapter (the parity suite,
 ``tests/integration/test_lightrag_milvus_redis_parity.py``, reads collections LightRAG itself
-created). Where the layout cannot keep a sentence of a contract, the test is a strict xfail
-saying why.
+created). The vector index declares where LightRAG's layout departs from the port
+(:class:`~hexrag.ports.vector_index.VectorIndexTraits`: Milvus' strict range search and its
+order among ties, each collection's own fields, ``created_at`` stamped, ``source_id`` joined)
+and the contract checks what it declares. Where the Redis layout cannot keep a sentence of a
+contract, the test is a strict xfail saying why.
 """
 
 from __future__ import annotations
@@ -30,8 +33,6 @@ def _workspace() -> str:
 class TestLightRAGMilvusVectorIndexContract(VectorIndexContract):
     """``<ws>_<namespace>_contract_<dim>d`` collections, one workspace per index."""
 
-    stores_arbitrary_metadata = False  # LightRAG's fields only
-    run_property_tests = False  # ties and the strict threshold differ from the oracle's rules
 
     @pytest.fixture
     def vector_index_factory(self) -> Iterator[Any]:
@@ -104,39 +105,6 @@ def _weaken(cls: type, reason: str, *names: str) -> None:
         setattr(cls, name, pytest.mark.xfail(strict=True, reason=_LAYOUT + reason)(wrapper))
 
 
-_weaken(
-    TestLightRAGMilvusVectorIndexContract,
-    "each collection keeps only its namespace's fields (no src_id/tgt_id on entity rows, no "
-    "entity_name on relation rows, no metadata) and created_at is NOT NULL (a record without "
-    "one is stamped with the write time), so records do not round-trip whole",
-    "test_upsert_read_your_writes",
-    "test_upsert_is_idempotent",
-    "test_last_write_wins_across_batches",
-    "test_last_write_wins_within_a_batch",
-    "test_bad_vector_raises_and_writes_nothing",
-    "test_hits_carry_every_stored_field",
-    "test_none_fields_stay_none",
-    "test_get_in_request_order",
-    "test_delete_then_reupsert",
-    "test_scan_lists_every_record_with_its_vector",
-)
-_weaken(
-    TestLightRAGMilvusVectorIndexContract,
-    "LightRAG's search: Milvus' range search keeps scores strictly above the threshold (a "
-    "score equal to it, even -1.0, is dropped), float32 distances, and Milvus' order among "
-    "equal scores, not the oracle's inclusive float64 rule",
-    "test_query_matches_oracle_for_every_scope",
-    "test_score_is_cosine_higher_is_better",
-    "test_threshold_is_inclusive",
-    "test_ties_broken_by_id_ascending",
-)
-_weaken(
-    TestLightRAGMilvusVectorIndexContract,
-    "no metadata field: scope is read from file_path / full_doc_id only, first-class scope "
-    "metadata is lost",
-    "test_scope_filters_before_ranking",
-    "test_scope_excludes_only_on_a_known_contradicting_field",
-)
 _STAMPS = (
     "RedisKVStorage stamps _id, create_time and update_time into every record (and "
     "llm_cache_list into every text chunk), so a record reads back with those keys added"

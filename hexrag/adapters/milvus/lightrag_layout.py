@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hexrag.adapters._vector_lightrag import lightrag_traits
 from hexrag.adapters.milvus._convert import vector_of, vectors_by_id
 from hexrag.adapters.milvus._filter import ids_filter, quote_string
 from hexrag.adapters.milvus.index import MAX_LIMIT, MilvusVectorIndex
@@ -47,6 +48,7 @@ from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import GRAPH_FIELD_SEP, VectorHit, VectorNamespace, VectorRecord
 from hexrag.domain.scope import QueryScope
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
+from hexrag.ports.vector_index import VectorIndexTraits
 
 if TYPE_CHECKING:
     from pymilvus import MilvusClient
@@ -146,6 +148,13 @@ class LightRAGMilvusVectorIndex(MilvusVectorIndex):
         return index
 
     # ------------------------------------------------------------------ layout
+
+    @property
+    def traits(self) -> VectorIndexTraits:
+        """LightRAG's rules (:class:`~hexrag.ports.vector_index.VectorIndexTraits`): Milvus'
+        strict range search and its order among ties, the collection's own fields,
+        ``created_at`` stamped with the write time, ``source_id`` stored joined."""
+        return lightrag_traits(self._namespace, stamps_created_at=True)
 
     @property
     def _fields(self) -> tuple[str, ...]:

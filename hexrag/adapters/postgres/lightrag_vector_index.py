@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hexrag.adapters._vector_index_props import VectorIndexProps
+from hexrag.adapters._vector_lightrag import lightrag_traits
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._sql import quote_ident
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg, _timestamp
@@ -22,6 +23,7 @@ from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import GRAPH_FIELD_SEP, VectorHit, VectorNamespace, VectorRecord
 from hexrag.domain.scope import QueryScope
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
+from hexrag.ports.vector_index import VectorIndexTraits
 
 if TYPE_CHECKING:
     import asyncpg
@@ -139,6 +141,16 @@ class LightRAGPgVectorIndex(VectorIndexProps, _LightRAGPg):
     def table(self) -> str:
         """The table name."""
         return self._name
+
+    @property
+    def traits(self) -> VectorIndexTraits:
+        """LightRAG's rules (:class:`~hexrag.ports.vector_index.VectorIndexTraits`): the strict
+        threshold and pgvector's order among ties, the table's own columns (a chunk row keeps
+        ``tokens`` / ``chunk_order_index`` as metadata and no ``source_id``), ``source_id`` as
+        ``chunk_ids`` (read back joined), ``create_time`` kept when a row is replaced."""
+        keys = ("tokens", "chunk_order_index") if self._namespace == "chunks" else ()
+        return lightrag_traits(self._namespace, metadata_keys=keys, stamps_created_at=False,
+                               keeps_first_created_at=True)
 
     def _record(self, row: Mapping[str, Any], *, vector: Any = None) -> VectorRecord:
         ids = row.get("chunk_ids")

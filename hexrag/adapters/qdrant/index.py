@@ -6,7 +6,8 @@ How the port's promises are kept (hexrag's layout; LightRAG's differs where its
 * **Threshold and ranking.** Qdrant keeps ``score > score_threshold`` (strict, checked on
   qdrant-client 1.20's embedded mode) in an order that does not break ties. The adapter asks for
   candidates with a slightly lower threshold and slack beyond ``top_k``, re-scores them exactly
-  (float64, :func:`hexrag.core.query.pick.cosine_scores` of the stored, normalised vectors) and sorts
+  (float64, :func:`hexrag.core.query.pick.cosine_scores` of the stored, normalised vectors) and
+  sorts
   by ``(-score, id)``; while candidates could still tie with the cut it asks again with a
   larger limit.
 * **Scope** is a typed payload filter (``IsEmpty`` or ``MatchAny`` per scoped field) inside the
@@ -32,14 +33,15 @@ import numpy as np
 
 from hexrag.adapters._vector_check import checked_vector
 from hexrag.adapters._vector_index_props import VectorIndexProps
+from hexrag.adapters._vector_lightrag import scoped_hits
 from hexrag.adapters.qdrant._errors import translate_errors
-from hexrag.adapters.qdrant.layouts import HexragLayout, QdrantLayout, record_scope
+from hexrag.adapters.qdrant.layouts import HexragLayout, QdrantLayout
 from hexrag.core.query.pick import cosine_scores
-from hexrag.core.scope import prefilter_match
 from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import VectorHit, VectorNamespace, VectorRecord
 from hexrag.domain.scope import QueryScope
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
+from hexrag.ports.vector_index import VectorIndexTraits
 
 if TYPE_CHECKING:
     from qdrant_client import AsyncQdrantClient
@@ -123,6 +125,12 @@ class QdrantVectorIndex(VectorIndexProps):
     def layout(self) -> QdrantLayout:
         """The layout strategy."""
         return self._layout
+
+    @property
+    def traits(self) -> VectorIndexTraits:
+        """The rules this index declares (its layout's;
+        :class:`~hexrag.ports.vector_index.VectorIndexTraits`)."""
+        return self._layout.traits()
 
     def _errors(self, action: str) -> Any:
         return translate_errors(action, collection=self._collection, where=self._where)
@@ -259,8 +267,7 @@ class QdrantVectorIndex(VectorIndexProps):
             points = await self._points(q, limit, self._threshold, flt, False)
             hits = [VectorHit(record=self._layout.record(p.payload, None), score=float(p.score))
                     for p in points]
-            if scoped:
-                hits = [h for h in hits if prefilter_match(scope, record_scope(h.record))]
+            hits = scoped_hits(hits, scope)
             if not scoped or len(hits) >= top_k or len(points) < limit or limit >= MAX_LIMIT:
                 return hits[:top_k]
             limit = min(limit * 4, MAX_LIMIT)

@@ -29,10 +29,17 @@ from typing import Any
 
 import numpy as np
 
+from hexrag.adapters._vector_lightrag import (
+    LIGHTRAG_FIELDS,
+    joined_source_id,
+    lightrag_model_suffix,
+    lightrag_traits,
+)
 from hexrag.core.scope import scope_values
 from hexrag.domain.errors import ConfigurationError
-from hexrag.domain.records import GRAPH_FIELD_SEP, VectorRecord
+from hexrag.domain.records import VectorRecord
 from hexrag.domain.scope import QueryScope
+from hexrag.ports.vector_index import PORT_TRAITS, VectorIndexTraits
 
 __all__ = [
     "LAYOUT_FIELDS",
@@ -49,11 +56,7 @@ _RECORD_FIELDS = (
 _SCOPE_KEYS = {"product_id": "scope_product_id", "category_id": "scope_category_id",
                "doc_ids": "scope_doc_ids"}
 #: LightRAG's ``meta_fields`` per namespace (``lightrag.py``).
-LAYOUT_FIELDS: dict[str, tuple[str, ...]] = {
-    "entities": ("entity_name", "content", "source_id", "file_path"),
-    "relationships": ("src_id", "tgt_id", "content", "source_id", "file_path"),
-    "chunks": ("full_doc_id", "content", "file_path"),
-}
+LAYOUT_FIELDS = LIGHTRAG_FIELDS
 _HEXRAG_POINTS = uuid.UUID("5b3f0c1e-8a57-4d0f-9d4e-6e7a2f1c9b10")
 _WORKSPACE_RE = re.compile(r"^[A-Za-z0-9_]*$")
 
@@ -75,6 +78,11 @@ class QdrantLayout:
     exact_ranking = True
     #: ``True``: scope is a Qdrant payload filter; ``False``: filtered from the payload after.
     filters_scope = True
+
+    def traits(self) -> VectorIndexTraits:
+        """The rules the index declares (:class:`~hexrag.ports.vector_index.VectorIndexTraits`):
+        the port's own."""
+        return PORT_TRAITS
 
     def point_id(self, record_id: str) -> str:
         """The Qdrant point id of a record id."""
@@ -135,10 +143,7 @@ def lightrag_point_id(record_id: str, workspace: str) -> str:
 
 def lightrag_collection_name(namespace: str, *, model_name: str | None, dim: int) -> str:
     """The collection LightRAG 1.5.7's ``QdrantVectorDBStorage`` uses for ``namespace``."""
-    if not model_name or not model_name.strip():
-        return f"lightrag_vdb_{namespace}"
-    safe = re.sub(r"[^a-zA-Z0-9_]", "_", model_name.strip().lower())
-    return f"lightrag_vdb_{namespace}_{safe}_{dim}d"
+    return f"lightrag_vdb_{namespace}{lightrag_model_suffix(model_name, dim)}"
 
 
 @dataclass(frozen=True)
@@ -155,6 +160,11 @@ class LightRAGLayout(QdrantLayout):
                 f"LightRAG workspace {str(self.workspace)[:40]!r} is invalid: use letters, "
                 "digits and '_'"
             )
+
+    def traits(self) -> VectorIndexTraits:
+        """LightRAG's rules: Qdrant's strict ``score_threshold`` and its order among ties,
+        the namespace's payload fields, ``created_at`` stamped, ``source_id`` joined."""
+        return lightrag_traits(self.namespace, stamps_created_at=True)
 
     @property
     def effective_workspace(self) -> str:
@@ -184,9 +194,7 @@ class LightRAGLayout(QdrantLayout):
         }
         for name in LAYOUT_FIELDS[self.namespace]:
             value: Any = getattr(record, name)
-            if name == "source_id" and isinstance(value, (list, tuple)):
-                value = GRAPH_FIELD_SEP.join(map(str, value))
-            out[name] = value
+            out[name] = joined_source_id(value) if name == "source_id" else value
         return out
 
     def record(self, payload: Mapping[str, Any], vector: np.ndarray | None) -> VectorRecord:
@@ -222,7 +230,3 @@ def _record(
         metadata=metadata,
     )
 
-
-def record_scope(record: VectorRecord) -> dict[str, frozenset[str]]:
-    """What a LightRAG-layout record is scoped by (its ``file_path`` / ``full_doc_id``)."""
-    return scope_values({}, record.file_path, record.full_doc_id)
