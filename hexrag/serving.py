@@ -57,6 +57,8 @@ def stack_app(stack: Any, api: Any, *, workspace: str = "") -> Any:
         workspace=workspace or own,
     )
     app.state.workspace = workspace
+    app.state.sections = stack.stores  # graph edits: every section (hexrag.api.lr_graph_routes)
+    app.state.commit = stack.commit  # written back after each graph edit (a working directory)
     return app
 
 
@@ -130,6 +132,7 @@ def workspace_router(
     CLI uses it to refuse an empty default workspace). The router checks ``api``'s key itself
     before opening anything, and keeps at most ``MAX_WORKSPACES`` open.
     """
+    from hexrag.api.auth_tokens import Tokens
     from hexrag.api.webui import WEBUI_PATHS
     from hexrag.api.workspaces import WorkspaceRouter
     from hexrag.bootstrap import build_stack
@@ -156,4 +159,5 @@ def workspace_router(
         api_key=api.api_key, open_paths=api.open_paths(*WEBUI_PATHS),
         cors=api.cors_options() if api.cors_origins else None,
         max_workspaces=api.limits.max_workspaces,
+        tokens=Tokens(api.auth),
     )
