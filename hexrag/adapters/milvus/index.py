@@ -1,6 +1,8 @@
 """``MilvusVectorIndex``: the :class:`hexrag.ports.VectorIndex` port on Milvus / Milvus Lite.
 
-How the port's promises are kept:
+The index holds a layout strategy (:mod:`hexrag.adapters.milvus.layouts`): hexrag's own (the
+default, below) or LightRAG 1.5.7's (``MilvusVectorDBStorage``'s collections, ranked by
+LightRAG's own call, as its ``traits`` declare). How hexrag's layout keeps the port's promises:
 
 * **Schema.** Created on first use, explicit (no dynamic fields); see
   :mod:`hexrag.adapters.milvus._convert` for the columns. Scope values are stored as
@@ -35,29 +37,23 @@ import math
 import os
 import re
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 import numpy as np
 
 from hexrag.adapters._vector_index_props import VectorIndexProps
-from hexrag.adapters.milvus._convert import (
-    ARRAY_CAPACITY,
-    ARRAY_ELEMENT_MAX_BYTES,
-    OUTPUT_FIELDS,
-    VARCHAR_LIMITS,
-    cosine_scores,
-    record_to_row,
-    row_to_record,
-    vector_of,
-    vectors_by_id,
-)
+from hexrag.adapters._vector_lightrag import scoped_hits
+from hexrag.adapters.milvus._convert import cosine_scores, vector_of, vectors_by_id
 from hexrag.adapters.milvus._errors import translate
-from hexrag.adapters.milvus._filter import ids_filter, quote_string, scope_filter
+from hexrag.adapters.milvus._filter import ids_filter, quote_string
+from hexrag.adapters.milvus.layouts import MilvusLayout
 from hexrag.domain.errors import ConfigurationError, HexragError, NotFound
 from hexrag.domain.records import VectorHit, VectorNamespace, VectorRecord
 from hexrag.domain.scope import QueryScope
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
+from hexrag.ports.vector_index import VectorIndexTraits
 
 if TYPE_CHECKING:
     from pymilvus import MilvusClient
@@ -102,6 +98,7 @@ class MilvusVectorIndex(VectorIndexProps):
         index_params: Mapping[str, Any] | None = None,
         search_params: Mapping[str, Any] | None = None,
         timeout: float | None = 30.0,
+        layout: MilvusLayout | None = None,
     ) -> None:
         """Wrap ``client``; nothing is sent to Milvus until the first call.
 
@@ -121,10 +118,13 @@ class MilvusVectorIndex(VectorIndexProps):
             search_params: search parameters (defaults: HNSW ``ef=max(200, limit)``; IVF
                 ``nprobe=16``).
             timeout: seconds each Milvus call may take (``None``: no limit).
+            layout: how records sit in the collection (default: hexrag's
+                :class:`~hexrag.adapters.milvus.layouts.MilvusLayout`).
         """
         self._setup(
             client=client,
             factory=None,
+            layout=layout,
             where="the given MilvusClient",
             collection=collection,
             namespace=namespace,
@@ -153,6 +153,7 @@ class MilvusVectorIndex(VectorIndexProps):
         user: str | None = None,
         password: str | None = None,
         db_name: str | None = None,
+        layout: MilvusLayout | None = None,
     ) -> MilvusVectorIndex:
         """An index on the Milvus at ``uri``; the client connects lazily, on the first call.
 
@@ -183,6 +184,7 @@ class MilvusVectorIndex(VectorIndexProps):
         index._setup(
             client=None,
             factory=factory,
+            layout=layout,
             where=uri,
             collection=collection or f"hexrag_{namespace}",
             namespace=namespace,
@@ -200,6 +202,7 @@ class MilvusVectorIndex(VectorIndexProps):
         *,
         client: MilvusClient | None,
         factory: Callable[[], MilvusClient] | None,
+        layout: MilvusLayout | None,
         where: str,
         collection: str,
         namespace: str,
@@ -233,6 +236,7 @@ class MilvusVectorIndex(VectorIndexProps):
             raise ConfigurationError(f"timeout must be positive or None, got {timeout!r}")
         self._client = client
         self._factory = factory
+        self._layout = layout or MilvusLayout(namespace)
         self._client_lock = threading.Lock()
         self._where = where
         self._collection_id: Any = None  # read on the first scan
@@ -253,6 +257,17 @@ class MilvusVectorIndex(VectorIndexProps):
     def collection(self) -> str:
         """The Milvus collection name."""
         return self._collection
+
+    @property
+    def layout(self) -> MilvusLayout:
+        """The layout strategy."""
+        return self._layout
+
+    @property
+    def traits(self) -> VectorIndexTraits:
+        """The rules this index declares (its layout's;
+        :class:`~hexrag.ports.vector_index.VectorIndexTraits`)."""
+        return self._layout.traits()
 
     # ------------------------------------------------------------------ plumbing
 
@@ -297,24 +312,22 @@ class MilvusVectorIndex(VectorIndexProps):
                 self._ready = True
 
     def _ensure_sync(self, client: MilvusClient) -> None:
-        timeout = self._timeout
+        timeout, layout = self._timeout, self._layout
         if client.has_collection(self._collection, timeout=timeout):
-            self._check_existing(client.describe_collection(self._collection, timeout=timeout))
-            self._check_metric(client)
+            layout.check_existing(client, self._collection, self._dim, timeout)
         else:
             try:
                 client.create_collection(
                     self._collection,
-                    schema=self._schema(),
-                    consistency_level="Strong",
+                    schema=layout.schema(self._dim),
                     timeout=timeout,
+                    **layout.create_options(),
                 )
             except Exception:
                 # Lost a creation race with another process: use theirs if it fits.
                 if not client.has_collection(self._collection, timeout=timeout):
                     raise
-                self._check_existing(client.describe_collection(self._collection, timeout=timeout))
-                self._check_metric(client)
+                layout.check_existing(client, self._collection, self._dim, timeout)
             else:
                 index = client.prepare_index_params()
                 index.add_index(
@@ -327,63 +340,6 @@ class MilvusVectorIndex(VectorIndexProps):
                 # synchronous path polls with 0.5 s sleeps. load_collection waits anyway.
                 client.create_index(self._collection, index, timeout=timeout, sync=False)
         client.load_collection(self._collection, timeout=timeout)
-
-    def _schema(self) -> Any:
-        from pymilvus import DataType, MilvusClient
-
-        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
-        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=VARCHAR_LIMITS["id"])
-        schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self._dim)
-        schema.add_field("created_at", DataType.INT64, nullable=True)
-        for name in (
-            "entity_name",
-            "src_id",
-            "tgt_id",
-            "full_doc_id",
-            "content",
-            "file_path",
-            "source_id",
-        ):
-            schema.add_field(name, DataType.VARCHAR, max_length=VARCHAR_LIMITS[name], nullable=True)
-        schema.add_field("source_id_json", DataType.JSON, nullable=True)
-        for name in ("chunk_ids", "product_ids", "category_ids", "doc_ids"):
-            schema.add_field(
-                name,
-                DataType.ARRAY,
-                element_type=DataType.VARCHAR,
-                max_capacity=ARRAY_CAPACITY,
-                max_length=ARRAY_ELEMENT_MAX_BYTES,
-            )
-        schema.add_field("metadata", DataType.JSON, nullable=True)
-        return schema
-
-    def _check_existing(self, description: Mapping[str, Any]) -> None:
-        fields = {f.get("name"): f for f in description.get("fields", [])}
-        missing = [name for name in OUTPUT_FIELDS if name not in fields]
-        if missing:
-            raise ConfigurationError(
-                f"Milvus collection {self._collection!r} exists but lacks the field(s) "
-                f"{missing}: it was not created by hexrag's MilvusVectorIndex (LightRAG's "
-                "collections have another schema). Use another collection name."
-            )
-        stored_dim = (fields["vector"].get("params") or {}).get("dim")
-        if stored_dim is not None and int(stored_dim) != self._dim:
-            raise ConfigurationError(
-                f"Milvus collection {self._collection!r} stores vectors of dim {stored_dim}, "
-                f"but this index is configured for dim {self._dim}; check the embedding model "
-                "or use another collection name"
-            )
-
-    def _check_metric(self, client: MilvusClient) -> None:
-        names = client.list_indexes(self._collection, field_name="vector", timeout=self._timeout)
-        for name in names:
-            info = client.describe_index(self._collection, name, timeout=self._timeout)
-            metric = str(info.get("metric_type", "COSINE")).upper()
-            if metric != "COSINE":
-                raise ConfigurationError(
-                    f"Milvus collection {self._collection!r} indexes its vectors with the "
-                    f"{metric} metric; MilvusVectorIndex needs COSINE. Use another collection."
-                )
 
     def _build_params(self) -> dict[str, Any]:
         if self._index_params:
@@ -412,9 +368,10 @@ class MilvusVectorIndex(VectorIndexProps):
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
         """Insert or replace records by id (the last write of an id wins); one Milvus call."""
+        now = int(time.time())
         rows_by_id: dict[str, dict[str, Any]] = {}
         for record in records:
-            row = record_to_row(record, self._dim)  # validates everything before writing
+            row = self._layout.row(record, self._dim, now)  # validates before writing
             rows_by_id.pop(row["id"], None)
             rows_by_id[row["id"]] = row
         if not rows_by_id:
@@ -433,15 +390,23 @@ class MilvusVectorIndex(VectorIndexProps):
         *,
         scope: QueryScope | None = None,
     ) -> list[VectorHit]:
-        """The ``top_k`` records most similar to ``vector`` (see the port for the rules)."""
+        """The ``top_k`` records most similar to ``vector`` (see the port for the rules, and
+        the layout's ``traits`` for where it departs from them)."""
         q = vector_of(vector, self._dim, what="query vector")
         if top_k < 1:
             return []
         await self._ensure()
-        expr = scope_filter(scope)
+        if self._layout.exact_ranking:
+            return await self._exact(q, top_k, scope)
+        return await self._as_backend(q, top_k, scope)
+
+    async def _exact(self, q: np.ndarray, top_k: int, scope: QueryScope | None) -> list[VectorHit]:
+        """The port's ranking: candidates re-scored exactly, ties by id (see the module)."""
+        expr = self._layout.scope_expr(scope)
         limit = min(top_k + max(top_k, _MIN_SLACK), MAX_LIMIT)
         while True:
-            rows = await self._search(q, expr, limit)
+            rows = await self._search(q, limit, expr=expr, params=self._search_params_for(limit),
+                                      strong=True)
             if not rows:
                 return []
             vectors = np.asarray([row["vector"] for row in rows], dtype=np.float32)
@@ -463,30 +428,52 @@ class MilvusVectorIndex(VectorIndexProps):
                 break
             limit = min(limit * 4, MAX_LIMIT)
         return [
-            VectorHit(record=row_to_record(row, with_vector=False), score=score)
+            VectorHit(record=self._layout.record(row, with_vector=False), score=score)
             for score, row in ranked
         ]
 
-    async def _search(self, q: np.ndarray, expr: str, limit: int) -> list[dict[str, Any]]:
+    async def _as_backend(
+        self, q: np.ndarray, top_k: int, scope: QueryScope | None
+    ) -> list[VectorHit]:
+        """The backend's own call (LightRAG's: strict radius, Milvus' order); a scope widens
+        it until ``top_k`` admitted rows are found or the rows run out."""
+        scoped = scope is not None and not scope.is_empty
+        params = self._layout.backend_search_params(self._threshold, self._index_type)
+        limit = min(top_k, MAX_LIMIT)
+        while True:
+            rows = await self._search(q, limit, expr="", params=params, strong=False)
+            hits = scoped_hits([
+                VectorHit(record=self._layout.record(r, with_vector=False),
+                          score=float(r["distance"]))
+                for r in rows
+            ], scope)
+            if not scoped or len(hits) >= top_k or len(rows) < limit or limit >= MAX_LIMIT:
+                return hits[:top_k]
+            limit = min(limit * 4, MAX_LIMIT)
+
+    async def _search(
+        self, q: np.ndarray, limit: int, *, expr: str, params: dict[str, Any], strong: bool
+    ) -> list[dict[str, Any]]:
+        # the exact ranking re-scores the returned vectors; the backend's keeps its scores
+        output = self._layout.output_fields
+        if not strong:
+            output = [f for f in output if f != "vector"]
+        options: dict[str, Any] = {"consistency_level": "Strong"} if strong else {}
+        if expr:
+            options["filter"] = expr
+
         def run(client: MilvusClient) -> list[dict[str, Any]]:
             result = client.search(
                 self._collection,
                 data=[q.tolist()],
-                filter=expr,
                 limit=limit,
-                output_fields=list(OUTPUT_FIELDS),
-                search_params=self._search_params_for(limit),
+                output_fields=output,
+                search_params=params,
                 timeout=self._timeout,
-                consistency_level="Strong",
+                **options,
             )
             hits = result[0] if result else []
-            rows = []
-            for hit in hits:
-                row = dict(hit["entity"])
-                row["id"] = hit["id"]
-                row["distance"] = hit["distance"]
-                rows.append(row)
-            return rows
+            return [{**hit["entity"], "id": hit["id"], "distance": hit["distance"]} for hit in hits]
 
         return await self._call("search", run)
 
@@ -494,8 +481,9 @@ class MilvusVectorIndex(VectorIndexProps):
         """Records by id, in request order, ``None`` for a missing id; one Milvus call."""
         if not ids:
             return []
-        found = await self._fetch(ids, list(OUTPUT_FIELDS), "get")
-        return [row_to_record(found[i], with_vector=True) if i in found else None for i in ids]
+        found = await self._fetch(ids, self._layout.output_fields, "get")
+        record = self._layout.record
+        return [record(found[i], with_vector=True) if i in found else None for i in ids]
 
     async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors (float32, 1-D) of the ids found; one Milvus call."""
@@ -576,12 +564,13 @@ class MilvusVectorIndex(VectorIndexProps):
             self._collection_id = info["collection_id"]
         expr = "" if cursor is None else f"id > {quote_string(cursor)}"
         collection_id = self._collection_id
+        fields = self._layout.output_fields
         rows = await self._call(
             "scan",
             lambda c: c.query(
                 self._collection,
                 filter=expr,
-                output_fields=list(OUTPUT_FIELDS),
+                output_fields=fields,
                 limit=limit,
                 timeout=self._timeout,
                 consistency_level="Strong",
@@ -590,7 +579,7 @@ class MilvusVectorIndex(VectorIndexProps):
                 collection_id=collection_id,
             ),
         )
-        items = [row_to_record(dict(row), with_vector=True) for row in rows]
+        items = [self._layout.record(dict(row), with_vector=True) for row in rows]
         return Page(items, items[-1].id if len(items) == limit else None)
 
     # ------------------------------------------------------------------ housekeeping
@@ -613,9 +602,10 @@ class MilvusVectorIndex(VectorIndexProps):
 
     def __repr__(self) -> str:
         return (
-            f"MilvusVectorIndex(collection={self._collection!r}, namespace={self._namespace!r}, "
-            f"dim={self._dim}, cosine_threshold={self._threshold}, "
-            f"index_type={self._index_type!r}, where={self._where!r})"
+            f"{type(self).__name__}(collection={self._collection!r}, "
+            f"namespace={self._namespace!r}, dim={self._dim}, "
+            f"cosine_threshold={self._threshold}, index_type={self._index_type!r}, "
+            f"layout={type(self._layout).__name__}, where={self._where!r})"
         )
 
 
