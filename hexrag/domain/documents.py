@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Literal
 
 from hexrag.domain.records import GRAPH_FIELD_SEP
@@ -110,10 +111,14 @@ class DocRecord:
     metadata: dict[str, Any] = field(default_factory=dict)
     seq: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
-    #: Fields the stored record did not have (LightRAG's rows have no ``seq`` and often no
-    #: ``error_msg``): :meth:`to_json` leaves them out again while they keep the value
-    #: reading gave them, so a row read and written back is the same JSON.
-    absent: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    #: What the stored row held in each of its fields as :meth:`from_json` read it:
+    #: ``field -> (the row's own value, or _MISSING when it had none; the value read)``.
+    #: While a field keeps the value read, :meth:`to_json` writes the row's own value back
+    #: (LightRAG's rows have no ``seq``, its pending rows no ``chunks_count``, a row of
+    #: another writer may hold ``null`` where hexrag reads ``""``), so a row read and
+    #: written back is the same JSON.
+    stored: dict[str, tuple[Any, Any]] = field(default_factory=dict, compare=False,
+                                                repr=False)
 
     @property
     def chunks_count(self) -> int:
@@ -131,27 +136,40 @@ class DocRecord:
             "created_at": self.created_at, "updated_at": self.updated_at,
             "error_msg": self.error_msg, "metadata": dict(self.metadata), "seq": self.seq,
         }
-        for key in self.absent:
-            if out.get(key) == _ABSENT_READS_AS.get(key, object()):
-                del out[key]
+        for key, (own, read) in self.stored.items():
+            now = tuple(self.chunks_list) if key == "chunks_count" else out[key]
+            if now == read:  # unchanged since it was read
+                if own is _MISSING:
+                    del out[key]
+                else:
+                    out[key] = own
         return out
 
     @classmethod
     def from_json(cls, doc_id: str, raw: Mapping[str, Any]) -> DocRecord:
-        """The inverse of :meth:`to_json` (a LightRAG record without ``seq`` reads as 0)."""
-        return cls(
+        """The inverse of :meth:`to_json` (a LightRAG record without ``seq`` reads as 0):
+        ``to_json`` of the result is the same JSON as ``raw`` (``chunks_count`` included,
+        absent or as stored) while the row is not changed."""
+        chunks = [str(c) for c in raw.get("chunks_list") or []]
+        record = cls(
             id=doc_id, status=str(raw.get("status") or "pending"),
             file_path=str(raw.get("file_path") or "unknown_source"),
             content_summary=str(raw.get("content_summary") or ""),
             content_length=int(raw.get("content_length") or 0),
-            chunks_list=[str(c) for c in raw.get("chunks_list") or []],
+            chunks_list=chunks,
             created_at=str(raw.get("created_at") or ""),
             updated_at=str(raw.get("updated_at") or ""),
             error_msg=raw.get("error_msg"), metadata=dict(raw.get("metadata") or {}),
             seq=int(raw.get("seq") or 0),
             extra={k: v for k, v in raw.items() if k not in _DOC_FIELDS},
-            absent=frozenset(k for k in _ABSENT_READS_AS if k not in raw),
         )
+        read = record.to_json()
+        read["chunks_count"] = tuple(chunks)
+        record.stored = {
+            k: (raw.get(k, _MISSING), read[k]) for k in _DOC_FIELDS
+            if k not in raw or raw[k] != read[k] or type(raw[k]) is not type(read[k])
+        }
+        return record
 
 
 _DOC_FIELDS = frozenset({
@@ -160,12 +178,14 @@ _DOC_FIELDS = frozenset({
 })
 
 
-#: What :meth:`DocRecord.from_json` gives a field the stored record lacks.
-_ABSENT_READS_AS: dict[str, Any] = {
-    "status": "pending", "file_path": "unknown_source", "content_summary": "",
-    "content_length": 0, "chunks_list": [], "created_at": "", "updated_at": "",
-    "error_msg": None, "metadata": {}, "seq": 0,
-}
+class _Missing(Enum):
+    """The marker of a field the stored row did not have (an enum member: a copy of a
+    record, ``copy.deepcopy`` included, keeps the very same marker)."""
+
+    MISSING = "missing"
+
+
+_MISSING = _Missing.MISSING
 
 
 def content_summary(content: str, max_length: int = 250) -> str:

@@ -18,20 +18,25 @@ nothing else:
 keywords, relationships with the high-level ones, chunks with the query text) on both
 stacks and says, per query, whether the hits are identical, equal up to ties, or different.
 A query whose hits differ only by ties may legitimately assemble another context, so its
-``query_data`` is not compared; one with identical hits must give identical ``query_data``.
+``query_data`` is not compared; one with identical hits must give identical ``query_data``,
+up to the graph's own ties (:func:`compare_answers`): LightRAG orders a node's edges by
+``(rank, weight)``, and among equal ones keeps the order its graph backend lists them in
+(NetworkX by insertion, PostgreSQL by its rows), so two exact copies on different backends
+may list the same relationships, and their chunks, in another order.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 from hexrag.core.model import QUERY_DEFAULTS, VectorHit
 
-__all__ = ["SCORE_TOLERANCE", "Verdict", "compare_hits", "golden_searches"]
+__all__ = ["SCORE_TOLERANCE", "Verdict", "compare_answers", "compare_hits", "golden_searches"]
 
 Verdict = Literal["same", "ties", "differ"]
 
@@ -93,6 +98,35 @@ def compare_hits(
             f"hits {start + 1}-{end} (score {scores[start]!r}): {sorted(ids_a[start:end])[:5]} "
             f"vs {sorted(ids_b[start:end])[:5]}"
         )
+    return "ties", ""
+
+
+def _canonical(item: Any) -> str:
+    return json.dumps(item, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def compare_answers(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[Verdict, str]:
+    """``("same" | "ties" | "differ", why)`` for the ``data`` of two ``query_data`` answers
+    whose vector hits were identical.
+
+    ``"ties"``: every list (``entities``, ``relationships``, ``chunks``, ``references``)
+    holds exactly the same items on both sides, in another order, and the relationships'
+    weights come in the same sequence (only relationships of equal weight changed places:
+    the graph backend's order among LightRAG's equally ranked edges, which also orders the
+    chunks drawn from them). Anything else that is not identical differs."""
+    if a == b:
+        return "same", ""
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        if x == y:
+            continue
+        if not (isinstance(x, list) and isinstance(y, list)):
+            return "differ", f"{key} differs"
+        if sorted(map(_canonical, x)) != sorted(map(_canonical, y)):
+            return "differ", f"{key}: other items ({len(x)} vs {len(y)})"
+        if key == "relationships" and [_canonical(r.get("weight")) for r in x] != [
+                _canonical(r.get("weight")) for r in y]:
+            return "differ", "relationships: reordered across weights"
     return "ties", ""
 
 

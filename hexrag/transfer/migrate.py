@@ -48,7 +48,7 @@ from hexrag.transfer.archive import (
     _require_empty,
     check_fits,
 )
-from hexrag.transfer.compare import golden_searches
+from hexrag.transfer.compare import compare_answers, golden_searches
 from hexrag.transfer.digests import compare_digests, stack_digests
 from hexrag.transfer.sections import (
     VECTOR_SECTIONS,
@@ -303,12 +303,16 @@ async def verify_migration(
        LightRAG's PostgreSQL tables) searches exactly meanwhile, and is switched back after.
        Each query's three vector searches are compared tie-aware
        (:func:`hexrag.transfer.compare.compare_hits`); where the hits are identical, its
-       ``query_data`` in every mode must be identical too; where they differ only in the
-       order of equally scored records, ``query_data`` may legitimately differ and is not
-       compared (counted in ``tie_equivalent``).
+       ``query_data`` in every mode must be identical too, up to the order of equally
+       ranked relationships (:func:`hexrag.transfer.compare.compare_answers`: the same
+       items, relationships reordered only among equal weights; counted in
+       ``graph_ties``); where the hits differ only in the order of equally scored records,
+       ``query_data`` may legitimately differ and is not compared (counted in
+       ``tie_equivalent``).
 
     Returns ``{"ok", "counts": {section: [source, target]}, "digests": {section: {"source",
-    "target"}}, "queries", "tie_equivalent", "mismatches": [...], "exact_search": [...]}``
+    "target"}}, "queries", "tie_equivalent", "graph_ties", "mismatches": [...],
+    "exact_search": [...]}``
     (``exact_search``: the indexes that were switched, as ``"source entities"`` ...).
     """
     sections = held_sections(source) + [
@@ -345,6 +349,7 @@ async def verify_migration(
         "digests": {n: {"source": digest_a.get(n), "target": digest_b.get(n)} for n in sections},
         "queries": report["queries"],
         "tie_equivalent": report["tie_equivalent"],
+        "graph_ties": report["graph_ties"],
         "mismatches": mismatches,
         "exact_search": [name for name, _index, _previous in switched],
     }
@@ -362,7 +367,7 @@ async def _compare_answers(
     verdicts, mismatches = await golden_searches(
         source_engine.stores, target_engine.stores, source_engine.embedder, queries
     )
-    compared = ties = 0
+    compared = ties = graph_ties = 0
     for q, verdict in zip(queries, verdicts, strict=True):
         if verdict != "same":
             ties += verdict == "ties"
@@ -376,6 +381,9 @@ async def _compare_answers(
             x = await source_engine.query_data(q["query"], param)
             y = await target_engine.query_data(q["query"], param)
             compared += 1
-            if x.get("data") != y.get("data"):
-                mismatches.append(f"query {q['query']!r} mode={mode}: results differ")
-    return {"queries": compared, "tie_equivalent": ties, "mismatches": mismatches}
+            same, why = compare_answers(x.get("data") or {}, y.get("data") or {})
+            graph_ties += same == "ties"
+            if same == "differ":
+                mismatches.append(f"query {q['query']!r} mode={mode}: results differ ({why})")
+    return {"queries": compared, "tie_equivalent": ties, "graph_ties": graph_ties,
+            "mismatches": mismatches}
