@@ -3,12 +3,15 @@
 A LightRAG 1.5.7 working directory (every document-side file: ``doc_status`` and the five
 key-value namespaces) is migrated with ``hexrag migrate`` into a stack TOML with
 ``layout = "lightrag"`` on PostgreSQL (LightRAG's ``LIGHTRAG_DOC_FULL`` ...
-``LIGHTRAG_RELATION_CHUNKS`` tables) and on Redis (``<ws>_<namespace>:<key>``). PostgreSQL
+``LIGHTRAG_RELATION_CHUNKS`` tables), on Milvus Lite + Redis (``<ws>_<namespace>:<key>``)
+and into another working directory. PostgreSQL
 reads a record back with ``id`` instead of ``_id``, with a ``create_time`` where LightRAG's
 JSON row had none and without ``full_docs``' times; the copy is exact all the same, and
-must verify (``hexrag migrate`` and ``hexrag check A --against B`` exit 0). Then one value
-field changed (one chunk id of an ``entity_chunks`` row) and one row missing (a
-``full_relations`` row) must each fail, naming the section.
+must verify (``hexrag migrate`` and ``hexrag check A --against B`` exit 0), and LightRAG's
+own ``PGKVStorage`` reads the copy's records. Then one value field changed (a chunk id
+added to an ``entity_chunks`` row, a ``full_docs`` text or file path) and one row missing
+(a ``full_relations`` / ``relation_chunks`` row) must each fail, naming the section; a
+record only re-stamped (``create_time`` / ``update_time`` / ``_id``) must not.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from tests.services.redis import redis_server  # noqa: F401
 
 require_lightrag()
 
-pytestmark = [pytest.mark.backend("postgres"), pytest.mark.backend("redis")]
+pytestmark = [pytest.mark.backend("postgres"), pytest.mark.backend("milvus"),
+              pytest.mark.backend("redis")]
 
 KV = ("full_docs", "full_entities", "full_relations", "entity_chunks", "relation_chunks")
 
@@ -154,3 +158,75 @@ def test_a_copy_into_lightrag_postgres_tables_verifies(
     assert asyncio.run(sql("DELETE FROM LIGHTRAG_FULL_RELATIONS WHERE workspace = $1 AND id = $2",
                            ws, doc)) == "DELETE 1"
     _expect_fail(original, stack, "full_relations: 2 records vs 1")
+
+
+def test_a_copy_into_lightrag_redis_keys_verifies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, redis_server: str  # noqa: F811
+) -> None:
+    """LightRAG's Milvus + Redis + NetworkX layout: the KV namespaces as
+    ``<ws>_<namespace>:<key>`` JSON strings, stored as given."""
+    from redis import Redis
+
+    original, _ = _lightrag(tmp_path / "lr", monkeypatch, cache=True)
+    ws = "lrkv" + uuid.uuid4().hex[:6]
+    stack = tmp_path / "redis.toml"
+    stack.write_text(
+        f'layout = "lightrag"\nworkdir = "{tmp_path / "graph"}"\nworkspace = "{ws}"\n'
+        f'vector_index = "milvus://{tmp_path / "milvus.db"}"\n'
+        f'chunk_store = "{redis_server}"\ncache = "{redis_server}"\n'
+        f'lightrag_model_name = "hashemb_v1"\nembedder = "hashing:{DIM}"\n', encoding="utf-8")
+    _migrate(original, stack)
+    client = Redis.from_url(redis_server, decode_responses=True)
+    try:
+        for ns in KV:  # LightRAG's own key layout, each record as LightRAG's JSON store has it
+            want = _kv_file(original, ns)
+            got = client.mget([f"{ws}_{ns}:{k}" for k in want])
+            assert [json.loads(g) if g else None for g in got] == list(want.values()), ns
+        assert _check(original, stack) == (0, [])
+        entity = next(iter(_kv_file(original, "entity_chunks")))
+        key = f"{ws}_entity_chunks:{entity}"
+        kept = client.get(key)
+        assert kept is not None
+        changed = json.loads(kept)
+        changed["chunk_ids"] = [*changed["chunk_ids"], "chunk-x"]
+        client.set(key, json.dumps(changed))
+        _expect_fail(original, stack, "entity_chunks: same count")
+        client.set(key, kept)
+        # LightRAG re-stamps _id on read and update_time on write: not content
+        restamped = {**json.loads(kept), "update_time": 1, "_id": entity}
+        client.set(key, json.dumps(restamped))
+        assert _check(original, stack) == (0, [])
+        doc = next(iter(_kv_file(original, "full_relations")))
+        assert client.delete(f"{ws}_full_relations:{doc}") == 1
+        _expect_fail(original, stack, "full_relations: 2 records vs 1")
+    finally:
+        for k in client.scan_iter(f"{ws}_*"):
+            client.delete(k)
+        client.close()
+
+
+def test_a_copy_into_a_working_directory_verifies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LightRAG directory -> directory: every kv file JSON-equal; a changed value or a
+    missing row in a kv file fails."""
+    original, _ = _lightrag(tmp_path / "lr", monkeypatch, cache=True)
+    copy = tmp_path / "copy"
+    _migrate(original, copy)
+    for ns in ("doc_status", *KV):
+        name = f"kv_store_{ns}.json"
+        assert json.loads((copy / name).read_text()) == json.loads((original / name).read_text())
+    assert _check(original, copy) == (0, [])
+    path = copy / "kv_store_full_docs.json"
+    kept = path.read_text(encoding="utf-8")
+    data = json.loads(kept)
+    doc = next(iter(data))
+    data[doc]["file_path"] = "elsewhere.txt"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    _expect_fail(original, copy, "full_docs: same count")
+    path.write_text(kept, encoding="utf-8")
+    path = copy / "kv_store_relation_chunks.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data.pop(next(iter(data)))
+    path.write_text(json.dumps(data), encoding="utf-8")
+    _expect_fail(original, copy, "relation_chunks: ")
