@@ -33,6 +33,7 @@ from hexrag.api.documents import DocumentQueue, add_document_routes
 from hexrag.api.error_answers import _QUERY_ERRORS, add_error_handlers
 from hexrag.api.error_answers import safe_text as safe_text
 from hexrag.api.limits import ApiSettings
+from hexrag.api.lr_document_routes import add_lr_document_routes
 from hexrag.api.lr_graph_routes import add_lr_graph_routes
 from hexrag.api.metrics import Metrics
 from hexrag.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware, CatchAllMiddleware
@@ -168,6 +169,7 @@ def create_app(
     if ingest_unavailable:
         queue.why_not = ingest_unavailable
     add_document_routes(app, queue, responses=_QUERY_ERRORS)
+    add_lr_document_routes(app, queue, responses=_QUERY_ERRORS)  # LightRAG's document manager
     add_lr_graph_routes(app, responses=_QUERY_ERRORS)  # LightRAG's graph routes
     return app
 

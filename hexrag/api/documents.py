@@ -22,7 +22,7 @@ import asyncio
 import time
 import uuid
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import Annotated, Any, Literal
 
@@ -156,6 +156,11 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+def new_track_id(prefix: str = "upload") -> str:
+    """LightRAG's ``generate_track_id``: ``{prefix}_{YYYYmmdd_HHMMSS}_{8 hex}``."""
+    return f"{prefix}_{time.strftime('%Y%m%d_%H%M%S')}_{uuid.uuid4().hex[:8]}"
+
+
 @dataclass
 class DocumentQueue:
     """The documents of this server and the single-flight background pipeline."""
@@ -175,14 +180,20 @@ class DocumentQueue:
     #: documents failed on an unreachable or timed-out store, tried again with backoff
     #: (:mod:`hexrag.api.ingest_retry`)
     retries: RetryBook = field(default_factory=RetryBook)
+    #: ``POST /documents/cancel_pipeline`` asked to stop: the queued documents fail
+    cancelling: bool = False
+    job_start: str | None = None
 
     async def submit(self, texts: list[str], sources: list[str | None],
-                     meta: dict[str, str | None]) -> InsertResponse:
+                     meta: dict[str, str | None], *, track: str = "insert"
+                     ) -> InsertResponse:
         """Queue documents; with a document store each one is first written as a
-        ``pending`` row holding its text, so that a restarted server resumes it."""
+        ``pending`` row holding its text, so that a restarted server resumes it.
+        ``track``: the ``track_id``'s prefix (LightRAG's ``insert``, ``upload``,
+        ``scan``), or a whole ``track_id`` when it holds an ``_``."""
         if self.ingestor is None or not getattr(self.ingestor, "accepts_documents", True):
             raise ConfigurationError(self.why_not)
-        track_id = "insert_" + uuid.uuid4().hex[:12]
+        track_id = track if "_" in track else new_track_id(track)
         contents = []
         for text in texts:
             content = sanitize_text_for_encoding(text)
@@ -281,7 +292,11 @@ class DocumentQueue:
     async def _run(self) -> None:
         assert self.ingestor is not None
         self.run_done = 0
+        self.job_start = _now()
         while self.queue:
+            if self.cancelling:
+                self._cancel_queued()
+                break
             item = self.queue.pop(0)
             self.busy = True
             if isinstance(item, _Deletion):
@@ -360,6 +375,58 @@ class DocumentQueue:
         self._latest = message
         self.history.append(f"{_now()} {message}")
 
+    def cancel(self) -> None:
+        """Stop after the document in progress: the queued documents are marked failed."""
+        self.cancelling = True
+        self.latest_message = "Pipeline cancellation requested"
+
+    def _cancel_queued(self) -> None:
+        for item in self.queue:
+            doc = self.docs.get(item) if isinstance(item, str) else None
+            if doc is not None:
+                doc.status, doc.error_msg, doc.updated_at = "failed", "User cancelled", _now()
+        self.queue.clear()
+        self.cancelling = False
+        self.latest_message = "Pipeline cancelled: the queued documents are marked failed"
+
+    async def reprocess_failed(self) -> int:
+        """Queue again every failed document whose text is kept (this process's, or a
+        stored row's); returns how many."""
+        if self.ingestor is None or not getattr(self.ingestor, "accepts_documents", True):
+            raise ConfigurationError(self.why_not)
+        store = self.ingestor.documents
+        if store is not None:
+            for row in await store.list_docs():
+                text = row.extra.get("content")
+                if (row.status == "failed" and isinstance(text, str) and text
+                        and row.id not in self.docs):
+                    self.docs[row.id] = _Doc(
+                        row.id, text, row.file_path,
+                        str(row.extra.get("track_id") or ""), dict(row.metadata),
+                        status="failed", created_at=row.created_at,
+                        updated_at=row.updated_at)
+        count = 0
+        for doc in self.docs.values():
+            if doc.status == "failed" and doc.id not in self.queue and len(doc.text) > 0:
+                doc.status, doc.error_msg, doc.updated_at = "pending", None, _now()
+                self.queue.append(doc.id)
+                count += 1
+        if count:
+            self.latest_message = f"reprocessing {count} failed document(s)"
+            self._kick()
+        return count
+
+    async def mark_duplicates(self, doc_ids: list[str], primary: str) -> None:
+        """Mark stored documents as duplicates of ``primary`` (LightRAG's source-conflict
+        repair: ``metadata.is_duplicate``; content is never deleted)."""
+        store = self.ingestor.documents if self.ingestor is not None else None
+        if store is None:
+            raise ConfigurationError("this stack keeps no document status rows")
+        rows = [r for r in await store.get_docs(doc_ids) if r is not None]
+        await store.upsert_docs([replace(r, metadata={
+            **r.metadata, "is_duplicate": True, "duplicate_kind": "source_conflict",
+            "original_doc_id": primary}) for r in rows])
+
     def pipeline(self) -> dict[str, Any]:
         waiting = len(self.queue) + (1 if self.busy else 0)
         return {
@@ -370,7 +437,18 @@ class DocumentQueue:
             "batchs": self.run_done + waiting if self.busy or waiting else 0,
             "history_messages": list(self.history)[-20:],
             "queued_deletions": sum(isinstance(i, _Deletion) for i in self.queue),
-            "job_name": "hexrag ingestion",
+            "job_name": "hexrag ingestion" if self.job_start else "-",
+            # LightRAG's PipelineStatusResponse fields (hexrag raises no recovery fence)
+            "job_start": self.job_start,
+            "update_status": {},
+            "recovery_required": False,
+            "recovery_kind": None,
+            "recovery_message": None,
+            "cancellation_requested": self.cancelling,
+            "destructive_busy": any(isinstance(i, _Deletion) for i in self.queue),
+            "scanning": False,
+            "scanning_exclusive": False,
+            "pending_enqueues": 0,
             "latest_message": self.latest_message,
             **self.retries.view(),
         }
@@ -467,7 +545,8 @@ def add_document_routes(
                 texts.append(await pool.parse(data, name))
         reply = await queue.submit(texts, list(names), {"product_id": product_id or None,
                                                         "category": category or None,
-                                                        "source": source or None})
+                                                        "source": source or None},
+                                   track="upload")
         if len(names) > 1:
             listed = ", ".join(names)
             listed = listed if len(listed) <= 300 else listed[:297] + "..."
