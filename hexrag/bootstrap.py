@@ -7,10 +7,12 @@ working-directory stack) and models. Every front door uses it: :func:`build_stac
 a configuration names, opened by :class:`hexrag.builder.StackBuilder`), the CLI, the server,
 the demo, :mod:`hexrag.testing` and the benches. :mod:`hexrag.config` only parses.
 
-A *stack description* is either a stack TOML file (``*.toml``, see :mod:`hexrag.config`) or a
-LightRAG working directory. :func:`open_stack` turns one into an :class:`App`: its
-stores as :class:`~hexrag.transfer.StackStores`, an engine for verification queries, its
-recorded model (:mod:`hexrag.manifests`), and ``record_model``/``commit``/``aclose``. A
+:func:`open` is the one place stores are opened. A *stack description* is a stack TOML file
+(``*.toml``, see :mod:`hexrag.config`), a LightRAG working directory, a
+:class:`~hexrag.config.StackConfig` or ``"memory"``; :func:`open` (also named
+:func:`open_stack`) turns one into an :class:`App`: its sections as the one
+:class:`~hexrag.ports.stack.Stack` (each opened by its adapter package's declaration,
+:mod:`hexrag.openings`), an engine, its recorded model (:mod:`hexrag.manifests`), and ``record_model``/``commit``/``aclose``. A
 working directory is read into memory and, when it is written to (an import or migration
 target), written back atomically by ``commit`` (LightRAG's file format, so LightRAG 1.5.7
 opens it), its ``hexrag_manifest.json`` last.
@@ -27,9 +29,19 @@ from typing import Any
 from hexrag.builder import StackBuilder, close_all
 from hexrag.config import StackConfig
 from hexrag.core.errors import ConfigurationError, NotFound
+from hexrag.core.model import EngineSettings
 from hexrag.core.query.engine import QueryEngine
 from hexrag.manifests import StackModel, choose_embedder, normal_spec, resolve_spec
-from hexrag.ports import LLM, DocumentStore, Embedder, Reranker
+from hexrag.ports import (
+    LLM,
+    Cache,
+    ChunkStore,
+    DocumentStore,
+    Embedder,
+    GraphStore,
+    Reranker,
+    VectorIndex,
+)
 from hexrag.ports.stack import StackManifest
 from hexrag.transfer import StackStores
 
@@ -45,6 +57,7 @@ __all__ = [
     "build_stack",
     "compose_engine",
     "compose_ingestor",
+    "open",
     "open_copy_source",
     "open_stack",
 ]
@@ -208,6 +221,37 @@ class App:
         """The stack's vector dimension."""
         return self.stores.entities.dim
 
+    # The sections, as on the stack itself (``app.graph`` is ``app.stores.graph``).
+    @property
+    def entities(self) -> VectorIndex:
+        """The entities' vector index."""
+        return self.stores.entities
+
+    @property
+    def relationships(self) -> VectorIndex:
+        """The relationships' vector index."""
+        return self.stores.relationships
+
+    @property
+    def chunks(self) -> VectorIndex:
+        """The chunks' vector index."""
+        return self.stores.chunks
+
+    @property
+    def graph(self) -> GraphStore:
+        """The knowledge graph."""
+        return self.stores.graph
+
+    @property
+    def chunk_store(self) -> ChunkStore:
+        """The text chunks."""
+        return self.stores.chunk_store
+
+    @property
+    def cache(self) -> Cache | None:
+        """LightRAG's LLM response cache (``None``: none)."""
+        return self.stores.cache
+
     def ingestor(self, llm: Any, *, settings: Any = None) -> Any:
         """An :class:`~hexrag.core.ingest.ingestion.Ingestor` writing every section of the stack
         (vectors, graph, chunks, cache, documents, ``kv``) with its model; call
@@ -311,6 +355,7 @@ async def build_stack(
     verify: bool = True,
     progress: Progress | None = None,
     read_only: bool = False,
+    engine_settings: EngineSettings | None = None,
 ) -> App:
     """Build the stack ``config`` describes (:class:`~hexrag.builder.StackBuilder` opens
     it, :func:`compose_engine` assembles the engine).
@@ -323,9 +368,12 @@ async def build_stack(
     step. On any failure, whatever was opened is closed again. ``read_only`` (commands
     that only read: check, documents, export): no LLM or reranker, the recorded model's
     name instead of its client, nothing created, an empty named workspace is
-    :class:`~hexrag.core.errors.NotFound`.
+    :class:`~hexrag.core.errors.NotFound`. ``engine_settings`` replace the configuration's
+    (``[settings]`` and LightRAG's variables).
     """
     builder = StackBuilder(config, progress, read_only=read_only)
+    if engine_settings is not None:
+        builder.settings = engine_settings
     try:
         parts = await builder.open(embedder=embedder, llm=llm, reranker=reranker, verify=verify)
     except BaseException:
@@ -432,8 +480,20 @@ def _is_config(spec: Path) -> bool:
     return spec.suffix.lower() == ".toml"
 
 
-async def open_stack(
-    spec: str | Path,
+def _memory_config(embedder: Embedder | str | None) -> StackConfig:
+    """A stack of memory stores, every role named so that no ``HEXRAG_*`` or LightRAG
+    variable redirects it (nor gives it an LLM or a reranker)."""
+    dim = embedder.dim if embedder is not None and not isinstance(embedder, str) else None
+    return StackConfig(
+        workdir=None, layout="hexrag", vector_index="memory", graph_store="memory",
+        chunk_store="memory", cache="memory", namespace="hexrag", llm="none",
+        reranker="none", embedder=embedder if isinstance(embedder, str) else "hashing",
+        embedding_dim=dim, corpus_versioning=False, settings={}, workspace=None,
+    )
+
+
+async def open(
+    spec: str | Path | StackConfig,
     *,
     create_dim: int | None = None,
     embedder: Embedder | str | None = None,
@@ -441,10 +501,19 @@ async def open_stack(
     workspace: str | None = None,
     read_only: bool = False,
     llm: LLM | None = None,
-    settings: Mapping[str, Any] | None = None,
+    reranker: Reranker | None = None,
+    settings: Mapping[str, Any] | EngineSettings | None = None,
+    verify: bool = True,
 ) -> App:
-    """Open the stack ``spec`` describes (in ``workspace``, through
-    :func:`hexrag.config.workspace_config`; a working directory's ``<dir>/<workspace>/``).
+    """Open the stack ``spec`` describes: **the one place stores are opened** (every
+    section through its adapter package's declaration, :mod:`hexrag.openings`).
+
+    ``spec`` is a stack TOML file (``*.toml``), a LightRAG working directory, a
+    :class:`~hexrag.config.StackConfig`, or ``"memory"``: an in-process stack of memory
+    stores that no environment variable redirects (the demo, tests, library use; give the
+    ``embedder``, ``settings`` as an :class:`~hexrag.core.model.EngineSettings`). The stack
+    is opened in ``workspace`` (through :func:`hexrag.config.workspace_config`; a working
+    directory's ``<dir>/<workspace>/``).
 
     ``create_dim``: a working directory that does not exist yet (or holds no LightRAG file) is
     opened as a new, empty stack of that dimension (an import or migration target); without
@@ -453,18 +522,41 @@ async def open_stack(
     which must be the recorded model. Nothing is written until :meth:`App.record_model`
     and :meth:`App.commit`; ``read_only``: see :func:`build_stack`. ``llm`` replaces the
     configured LLM; ``settings`` (:class:`~hexrag.core.model.EngineSettings` fields) go over
-    the TOML's ``[settings]``.
+    the TOML's ``[settings]`` (an :class:`~hexrag.core.model.EngineSettings` replaces them);
+    ``reranker`` replaces the configured one; ``verify``: see :func:`build_stack`.
     """
-    path = Path(spec).expanduser()
     say = progress or (lambda _m: None)
     if workspace:
         from hexrag.config import validate_workspace
 
         validate_workspace(workspace)
+    if isinstance(spec, str) and spec.strip().lower() == "memory":
+        spec = _memory_config(embedder)
+    if isinstance(spec, StackConfig):
+        from hexrag.config import workspace_config
+
+        config = workspace_config(spec, workspace)
+        if isinstance(embedder, str):
+            config = config.model_copy(update={"embedder": embedder})
+        fixed = settings if isinstance(settings, EngineSettings) else None
+        if settings and not isinstance(settings, EngineSettings):
+            config = config.model_copy(update={"settings": {**config.settings, **settings}})
+        return await build_stack(
+            config, embedder=None if isinstance(embedder, str) else embedder, llm=llm,
+            reranker=reranker, verify=verify, progress=say, read_only=read_only,
+            engine_settings=fixed,
+        )
+    path = Path(spec).expanduser()
+    if isinstance(settings, EngineSettings):
+        settings = settings.model_dump()
     if _is_config(path):
         return await _open_config(path, embedder, say, workspace, read_only, llm, settings)
     return await _open_workdir(path / workspace if workspace else path, create_dim, embedder,
                                say, workspace or "", llm, settings)
+
+
+#: The name :func:`open` had before it opened every kind of spec.
+open_stack = open
 
 
 async def _open_config(path: Path, embedder: Embedder | str | None, say: Progress,

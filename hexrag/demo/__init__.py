@@ -1,28 +1,21 @@
 """The embedded demo: a small real knowledge base about two Acme products, in memory.
 
-``hexrag demo`` loads ``data/kb.json`` into the memory adapters (vectors from the deterministic
-hashing embedder) and shows what each mode retrieves for one question, with and without a
-scope.
+``hexrag demo`` loads ``data/kb.json`` into a memory stack opened by
+:func:`hexrag.bootstrap.open` (vectors from the deterministic hashing embedder) and shows what
+each mode retrieves for one question, with and without a scope.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from hexrag.adapters.memory import (
-    HashingEmbedder,
-    MemoryCache,
-    MemoryChunkStore,
-    MemoryGraphStore,
-    MemoryVectorIndex,
-)
-from hexrag.bootstrap import compose_engine
+from hexrag import bootstrap
+from hexrag.adapters.memory import HashingEmbedder
+from hexrag.bootstrap import App
 from hexrag.core.ingest.ids import entity_id, mdhash_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, Relation, VectorRecord
-from hexrag.core.query.engine import QueryEngine
 
 __all__ = [
     "DEFAULT_QUESTION",
@@ -43,27 +36,26 @@ def load_kb() -> dict[str, Any]:
     return json.loads(text)  # type: ignore[no-any-return]
 
 
-@dataclass
-class DemoStack:
-    """The demo's stores, embedder and engine."""
-
-    engine: QueryEngine
-    entities: MemoryVectorIndex
-    relationships: MemoryVectorIndex
-    chunks: MemoryVectorIndex
-    graph: MemoryGraphStore
-    chunk_store: MemoryChunkStore
+#: The demo's opened stack (its sections ``entities``... ``chunk_store`` and ``engine``):
+#: the one stack type, :class:`hexrag.bootstrap.App`, under the demo's old name.
+DemoStack = App
 
 
-async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None = None) -> DemoStack:
-    """Load the demo knowledge base into memory adapters and build an engine over them."""
-    kb = load_kb()
+async def _open(dim: int, settings: EngineSettings | None) -> tuple[App, HashingEmbedder]:
+    """A new memory stack of dimension ``dim``, opened by :func:`hexrag.bootstrap.open`."""
     embedder = HashingEmbedder(dim)
-    entities = MemoryVectorIndex("entities", dim)
-    relationships = MemoryVectorIndex("relationships", dim)
-    chunk_index = MemoryVectorIndex("chunks", dim)
-    graph = MemoryGraphStore()
-    chunk_store = MemoryChunkStore()
+    app = await bootstrap.open("memory", embedder=embedder,
+                               settings=settings or EngineSettings())
+    return app, embedder
+
+
+async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None = None) -> App:
+    """Load the demo knowledge base into a memory stack (:func:`hexrag.bootstrap.open`)
+    with an engine over it."""
+    kb = load_kb()
+    app, embedder = await _open(dim, settings)
+    entities, relationships = app.entities, app.relationships
+    chunk_index, graph, chunk_store = app.chunks, app.graph, app.chunk_store
 
     chunks = [
         Chunk(
@@ -164,51 +156,26 @@ async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None =
             for r, v, text in zip(rels, vecs, rel_texts, strict=True)
         ]
     )
-    engine = compose_engine(
-        {
-            "entities": entities,
-            "relationships": relationships,
-            "chunks": chunk_index,
-            "graph": graph,
-            "chunk_store": chunk_store,
-        },
-        embedder=embedder,
-        cache=MemoryCache(),
-        settings=settings or EngineSettings(),
-    )
-    return DemoStack(engine, entities, relationships, chunk_index, graph, chunk_store)
+    return app
 
 
-async def build_ingested_demo_engine(*, dim: int = 384) -> tuple[DemoStack, list[Any]]:
+async def build_ingested_demo_engine(*, dim: int = 384) -> tuple[App, list[Any]]:
     """The demo's product documents ingested by hexrag's LightRAG pipeline
     (:class:`~hexrag.core.ingest.ingestion.Ingestor`) with an offline scripted extraction LLM
     and the
     product metadata in LightRAG's encoded ``file_path``; returns the stack and the reports."""
-    import time
-
-    from hexrag.adapters.memory.document_store import MemoryDocumentStore
-    from hexrag.adapters.tiktoken_offline import default_tokenizer
     from hexrag.core.documents import encode_file_path
-    from hexrag.core.ingest.ingestion import Ingestor, IngestSettings
+    from hexrag.core.ingest.ingestion import IngestSettings
     from hexrag.devtools.scripted_kg import ScriptedKGLLM
 
     kb = load_kb()
     docs: dict[str, list[dict[str, Any]]] = {}
     for c in kb["chunks"]:
         docs.setdefault(c["full_doc_id"], []).append(c)
-    embedder = HashingEmbedder(dim)
-    entities = MemoryVectorIndex("entities", dim)
-    relationships = MemoryVectorIndex("relationships", dim)
-    chunk_index = MemoryVectorIndex("chunks", dim)
-    graph = MemoryGraphStore()
-    chunk_store = MemoryChunkStore()
-    documents = MemoryDocumentStore()
-    ingestor = Ingestor(
-        entities=entities, relationships=relationships, chunks=chunk_index, graph=graph,
-        chunk_store=chunk_store, llm=ScriptedKGLLM("scripted-kg"), embedder=embedder,
-        tokenizer=default_tokenizer(), clock=lambda: int(time.time()),
+    app, _embedder = await _open(dim, None)
+    ingestor = app.ingestor(
+        ScriptedKGLLM("scripted-kg"),
         settings=IngestSettings(chunk_token_size=48, chunk_overlap_token_size=8),
-        documents=documents,
     )
     reports = []
     for parts in docs.values():
@@ -219,10 +186,4 @@ async def build_ingested_demo_engine(*, dim: int = 384) -> tuple[DemoStack, list
         text = "\n\n".join(c["content"] for c in parts)
         reports.append(await ingestor.ingest_text(text, file_path=encode_file_path(meta),
                                                   metadata=meta))
-    engine = compose_engine(
-        {"entities": entities, "relationships": relationships, "chunks": chunk_index,
-         "graph": graph, "chunk_store": chunk_store},
-        embedder=embedder, cache=MemoryCache(), fragments=documents,
-    )
-    stack = DemoStack(engine, entities, relationships, chunk_index, graph, chunk_store)
-    return stack, reports
+    return app, reports
