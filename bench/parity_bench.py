@@ -149,13 +149,11 @@ def _queries(job: dict[str, Any]) -> list[KeywordQuery]:
     ]
 
 
-def _cold() -> None:
-    """Forget every hexrag memo cache (token counts, heading paths, split source ids;
-    LightRAG has no such caches), so each query is timed cold: never with work left over from
-    the same text in an earlier query or mode."""
-    from hexrag.core.memo import clear_memo_caches
-
-    clear_memo_caches()
+def _cold(engine: Any) -> None:
+    """Forget every memo cache of hexrag's engine (token counts, heading paths, split source
+    ids; LightRAG has no such caches), so each query is timed cold: never with work left over
+    from the same text in an earlier query or mode."""
+    engine.clear_memo_caches()
 
 
 async def _memory_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -246,7 +244,7 @@ async def _latency_job(job: dict[str, Any]) -> dict[str, Any]:
                     call = lightrag_query_data(rag, mode, q)
                 else:
                     if not job.get("warm"):
-                        _cold()
+                        _cold(engine)
                     call = hexrag_query_data(engine, mode, q)
                 dt, data[side][qi] = await _timed(call)
                 runs[side][qi].append(dt)
@@ -290,13 +288,12 @@ async def _floor(
     import numpy as np
 
     from hexrag.adapters.workdir.nanovdb import read_nano_vdb
-    from hexrag.core.tokenizer import default_tokenizer
 
     mats = {
         ns: read_nano_vdb(wd.path / f"vdb_{ns}.json").matrix
         for ns in ("entities", "relationships", "chunks")
     }
-    tok = default_tokenizer()
+    tok = engine.tokenizer
 
     def top_k(matrix: Any, vec: Any, k: int) -> Any:
         scores = matrix @ vec
@@ -347,7 +344,7 @@ async def _profile(
         profiler.start()
         for _ in range(3):
             for q in queries:
-                _cold()
+                _cold(engine)
                 await hexrag_query_data(engine, mode, q)
         profiler.stop()
         sections.append(

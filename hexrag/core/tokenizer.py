@@ -1,9 +1,11 @@
 """Tokens: the :class:`Tokenizer` port and LightRAG 1.5.7's token-budget truncation, stated plainly.
 
-The core reads no file and loads no model: a tokenizer is given to the engine (the default one,
-tiktoken's ``o200k_base`` loaded offline, lives in :mod:`hexrag.adapters.tiktoken_offline`;
-the composition root, :func:`hexrag.bootstrap.compose_engine`, passes it, and importing that
-adapter also registers it here through :func:`register_default_tokenizer`).
+The core reads no file and loads no model: a tokenizer is a port, always given to the engine
+and the ingestor (the default one, tiktoken's ``o200k_base`` loaded offline, lives in
+:mod:`hexrag.adapters.tiktoken_offline`; the composition root,
+:func:`hexrag.bootstrap.compose_engine`, passes it). There is no default registered here and
+no process-wide state: a tokenizer that memoises counts owns its memo (and may offer
+``clear_caches()`` to empty it).
 
 This module states LightRAG's rules with nothing but ``encode``:
 
@@ -31,17 +33,13 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from hexrag.domain.errors import ConfigurationError, HexragError
+from hexrag.domain.errors import HexragError
 
 __all__ = [
     "TokenBudgetError",
     "Tokenizer",
-    "clear_token_caches",
     "count_tokens",
-    "default_tokenizer",
     "lines_tokens",
-    "register_cache_clearer",
-    "register_default_tokenizer",
     "truncate_by_token_limit",
     "truncate_list_by_token_size",
 ]
@@ -74,55 +72,16 @@ class Tokenizer(Protocol):
 
 
 # --------------------------------------------------------------------------------------
-# The default tokenizer (registered by an adapter: the core loads nothing)
-# --------------------------------------------------------------------------------------
-
-_DEFAULT_FACTORY: Callable[[], Tokenizer] | None = None
-_CACHE_CLEARERS: list[Callable[[], None]] = []
-
-
-def register_default_tokenizer(factory: Callable[[], Tokenizer]) -> None:
-    """Make ``factory()`` the tokenizer of engines built without one."""
-    global _DEFAULT_FACTORY
-    _DEFAULT_FACTORY = factory
-
-
-def register_cache_clearer(clear: Callable[[], None]) -> None:
-    """Have :func:`clear_token_caches` call ``clear`` (a tokenizer's memoised counts)."""
-    if clear not in _CACHE_CLEARERS:
-        _CACHE_CLEARERS.append(clear)
-
-
-def default_tokenizer() -> Tokenizer:
-    """The registered default tokenizer (tiktoken's ``o200k_base`` once
-    :mod:`hexrag.adapters.tiktoken_offline` is imported);
-    :class:`~hexrag.core.errors.ConfigurationError` when none is registered."""
-    if _DEFAULT_FACTORY is None:
-        raise ConfigurationError(
-            "no default tokenizer is registered: pass tokenizer=... (or build the engine with "
-            "hexrag.bootstrap.compose_engine, which passes tiktoken's o200k_base)"
-        )
-    return _DEFAULT_FACTORY()
-
-
-def clear_token_caches() -> None:
-    """Forget every memoised token count (benchmarks use it for cold-cache timings)."""
-    for clear in _CACHE_CLEARERS:
-        clear()
-
-
-# --------------------------------------------------------------------------------------
 # Counting and truncation: LightRAG's rules
 # --------------------------------------------------------------------------------------
 
 
-def count_tokens(text: str, tokenizer: Tokenizer | None = None) -> int:
+def count_tokens(text: str, tokenizer: Tokenizer) -> int:
     """``len(tokenizer.encode(text))`` (its ``count_tokens`` when it has one)."""
-    tok = default_tokenizer() if tokenizer is None else tokenizer
-    counter = getattr(tok, "count_tokens", None)
+    counter = getattr(tokenizer, "count_tokens", None)
     if counter is not None:
         return int(counter(text))
-    return len(tok.encode(text))
+    return len(tokenizer.encode(text))
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

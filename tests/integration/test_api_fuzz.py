@@ -36,6 +36,7 @@ from hexrag.demo import build_demo_engine  # noqa: E402
 def _app() -> object:
     demo = asyncio.run(build_demo_engine())
     engine = QueryEngine(
+        tokenizer=demo.engine.tokenizer,
         entities=demo.entities,
         relationships=demo.relationships,
         chunks=demo.chunks,

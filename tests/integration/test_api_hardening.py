@@ -24,6 +24,7 @@ from hexrag.adapters.memory import (
     MemoryGraphStore,
     MemoryVectorIndex,
 )
+from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.api import create_app
 from hexrag.api.limits import ApiLimits, ApiSettings
 from hexrag.core.query.engine import QueryEngine
@@ -45,7 +46,7 @@ def _demo_engine(**overrides: Any) -> QueryEngine:
         "chunk_store": demo.chunk_store,
         **overrides,
     }
-    return QueryEngine(**stores, embedder=demo.engine.embedder)
+    return QueryEngine(tokenizer=demo.engine.tokenizer, **stores, embedder=demo.engine.embedder)
 
 
 @pytest.fixture(scope="module")
@@ -282,6 +283,7 @@ def test_api_key_cors_and_offline_docs() -> None:
 
 def test_health_is_red_for_empty_or_hanging_stores() -> None:
     empty = QueryEngine(
+        tokenizer=default_tokenizer(),
         entities=MemoryVectorIndex("entities", 384),
         relationships=MemoryVectorIndex("relationships", 384),
         chunks=MemoryVectorIndex("chunks", 384),

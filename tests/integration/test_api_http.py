@@ -67,7 +67,7 @@ def api() -> Iterator[Served]:
     )
     llm = FakeLLM()
     engine = QueryEngine(**stores, embedder=demo.engine.embedder, llm=llm, cache=cache,
-                         corpus_version=version)
+                         corpus_version=version, tokenizer=demo.engine.tokenizer)
     yield from _serve(engine, llm=llm, demo=demo)
 
 
@@ -94,6 +94,7 @@ def broken_api() -> Iterator[Served]:
     demo = _demo()
     down = RedisChunkStore.from_url(f"redis://127.0.0.1:{port}/0", retry=Retry(NoBackoff(), 0))
     engine = QueryEngine(
+        tokenizer=demo.engine.tokenizer,
         entities=demo.entities, relationships=demo.relationships, chunks=demo.chunks,
         graph=demo.graph, chunk_store=down, embedder=demo.engine.embedder, llm=FakeLLM(),
     )
@@ -118,6 +119,7 @@ def openai_api(model_server: ScriptedOpenAIServer) -> Iterator[Served]:
     client = openai.AsyncOpenAI(base_url=model_server.base_url, api_key="test")
     llm = OpenAILLM(client, model="scripted-model", max_retries=0, timeout=10)
     engine = QueryEngine(
+        tokenizer=demo.engine.tokenizer,
         entities=demo.entities, relationships=demo.relationships, chunks=demo.chunks,
         graph=demo.graph, chunk_store=demo.chunk_store, embedder=demo.engine.embedder, llm=llm,
     )

@@ -108,7 +108,9 @@ def server(model_server: ScriptedOpenAIServer) -> Iterator[LiveServer]:
     }
     client = openai.AsyncOpenAI(base_url=model_server.base_url, api_key="test")
     llm = OpenAILLM(client, model="scripted-model", max_retries=0, timeout=10)
-    engine = QueryEngine(**stores, embedder=demo.engine.embedder, llm=llm)
+    engine = QueryEngine(
+        **stores, embedder=demo.engine.embedder, llm=llm, tokenizer=demo.engine.tokenizer
+    )
     ingestor = Ingestor(
         **stores, llm=ScriptedKGLLM(), embedder=demo.engine.embedder,
         tokenizer=default_tokenizer(), clock=lambda: int(time.time()),
@@ -296,6 +298,7 @@ def test_the_core_refuses_history_its_llm_cannot_send(model_server: ScriptedOpen
         client = openai.AsyncOpenAI(base_url=model_server.base_url, api_key="test")
         llm = OpenAILLM(client, model="scripted-model", max_retries=0, timeout=10)
         engine = QueryEngine(
+            tokenizer=demo.engine.tokenizer,
             entities=demo.entities, relationships=demo.relationships, chunks=demo.chunks,
             graph=demo.graph, chunk_store=demo.chunk_store, embedder=demo.engine.embedder,
             llm=llm,

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from hexrag.adapters.memory import HashingEmbedder, MemoryCache
+from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.adapters.workdir import WorkdirStack, load_workdir, save_workdir
 from hexrag.bootstrap import Stack, build_engine, build_stack
 from hexrag.config import StackConfig, load_config
@@ -210,7 +211,8 @@ async def test_workdir_stack_from_a_toml_file(
     lines: list[str] = []
     stack = await build_stack(load_config(config_file), progress=lines.append)
     # What the configuration must amount to: the directory loaded by hand.
-    reference = QueryEngine(**load_workdir(workdir).engine_stores(), embedder=HashingEmbedder(DIM))
+    reference = QueryEngine(**load_workdir(workdir).engine_stores(), embedder=HashingEmbedder(DIM),
+                            tokenizer=default_tokenizer())
     try:
         assert stack.engine.embedder.dim == DIM  # hashing adapts to the directory
         assert any("loading LightRAG working directory" in line for line in lines)

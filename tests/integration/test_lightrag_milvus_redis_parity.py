@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.devtools.lightrag_data import (
     PARITY_DATASETS,
     diff_query_data,
@@ -105,6 +106,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             w.run(init_lightrag_milvus_redis(rag, uri, w.redis_url))
             w.rags[pick] = rag
             w.engines[pick] = QueryEngine(
+                tokenizer=default_tokenizer(),
                 **w.stores, embedder=w.embedder, settings=parity_settings(pick)
             )
         yield w

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.devtools.lightrag_data import (
     PARITY_DATASETS,
     diff_query_data,
@@ -79,6 +80,7 @@ def world(pg_dsn: str) -> Iterator[World]:  # noqa: F811
             w.run(init_lightrag_pg(rag, pg_dsn))
             w.rags[pick] = rag
             w.engines[pick] = QueryEngine(
+                tokenizer=default_tokenizer(),
                 **stores, embedder=w.embedder, settings=parity_settings(pick)
             )
         yield w

@@ -22,6 +22,7 @@ import pytest
 
 pytest.importorskip("qdrant_client", reason="the qdrant extra: pip install 'hexrag[qdrant]'")
 
+from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.devtools.lightrag_data import (
     PARITY_DATASETS,
     diff_query_data,
@@ -84,6 +85,7 @@ async def _hexrag_answers(
 
     directory = w.working_dir / WORKSPACE
     engine = QueryEngine(
+        tokenizer=default_tokenizer(),
         **indexes, graph=load_graph(directory), chunk_store=load_chunk_store(directory),
         embedder=w.embedder, settings=parity_settings(pick),
     )

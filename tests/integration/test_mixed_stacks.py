@@ -54,6 +54,7 @@ from hexrag.adapters.memory import (
     MemoryGraphStore,
     MemoryVectorIndex,
 )
+from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.core.ingest.ids import entity_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, QueryParam, VectorRecord
 from hexrag.core.query.engine import QueryEngine
@@ -375,7 +376,9 @@ class CountedStack:
         return cls(name, stores, Counting(embedder, "embedder", ledger), ledger)
 
     def engine(self, **options: Any) -> QueryEngine:
-        return QueryEngine(**self.stores, embedder=self.embedder, **options)
+        return QueryEngine(
+            **self.stores, embedder=self.embedder, tokenizer=default_tokenizer(), **options
+        )
 
     def calls(self) -> dict[tuple[str, str], int]:
         """This query's calls per (store, method), then reset."""

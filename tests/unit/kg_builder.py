@@ -14,6 +14,7 @@ from hexrag.adapters.memory import (
     MemoryGraphStore,
     MemoryVectorIndex,
 )
+from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.core.ingest.ids import entity_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, Relation, VectorRecord
 from hexrag.core.query.engine import QueryEngine
@@ -145,6 +146,7 @@ class KG:
         base: dict[str, Any] = {"enable_content_headings": False}
         base.update(settings)
         engine = QueryEngine(
+            tokenizer=default_tokenizer(),
             entities=ents,
             relationships=rels,
             chunks=chunks,

@@ -20,6 +20,7 @@ from hexrag.adapters.memory import (
     MemoryGraphStore,
     MemoryVectorIndex,
 )
+from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.adapters.workdir import WorkdirStack, load_workdir, save_workdir
 from hexrag.cli import app, parse_scope
 from hexrag.core.errors import InvalidScope
@@ -111,7 +112,8 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _engine(path: Path) -> QueryEngine:
     stack = load_workdir(path, embedder_dim=DIM)
-    return QueryEngine(**stack.engine_stores(), embedder=HashingEmbedder(dim=DIM))
+    return QueryEngine(**stack.engine_stores(), embedder=HashingEmbedder(dim=DIM),
+                       tokenizer=default_tokenizer())
 
 
 def _invoke(*args: str, env: dict[str, str] | None = None) -> Any:

@@ -15,6 +15,7 @@ async def test_keyword_and_answer_cache_entries_carry_the_injected_clock() -> No
     demo = await build_demo_engine()
     cache = MemoryCache()
     engine = QueryEngine(
+        tokenizer=demo.engine.tokenizer,
         entities=demo.entities,
         relationships=demo.relationships,
         chunks=demo.chunks,

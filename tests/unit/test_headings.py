@@ -8,8 +8,8 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.core.query.headings import _clean, format_parent_headings, truncate_section_context
-from hexrag.core.tokenizer import default_tokenizer
 
 
 def reference_clean(text: str) -> str:

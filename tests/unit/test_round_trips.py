@@ -12,6 +12,7 @@ from hexrag.adapters.memory import (
     MemoryGraphStore,
     MemoryVectorIndex,
 )
+from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.core.ingest.ids import entity_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, QueryParam, Relation, VectorRecord
 from hexrag.core.query.engine import QueryEngine
@@ -112,7 +113,10 @@ async def build(hub_degree: int) -> dict[str, object]:
 async def count(stores: dict[str, object], mode: str, top_k: int, method: str) -> dict[str, int]:
     ledger = RoundTrips()
     wrapped = {k: Counting(v, k, ledger) for k, v in stores.items()}
-    engine = QueryEngine(**wrapped, settings=EngineSettings(kg_chunk_pick_method=method))  # type: ignore[arg-type]
+    engine = QueryEngine(  # type: ignore[arg-type]
+        **wrapped, settings=EngineSettings(kg_chunk_pick_method=method),
+        tokenizer=default_tokenizer(),
+    )
     param = QueryParam(
         mode=mode,
         top_k=top_k,
@@ -145,7 +149,7 @@ async def test_scoped_round_trips_constant(mode: str, scope_field: str) -> None:
         stores = await build(hub)
         ledger = RoundTrips()
         wrapped = {k: Counting(v, k, ledger) for k, v in stores.items()}
-        engine = QueryEngine(**wrapped)  # type: ignore[arg-type]
+        engine = QueryEngine(tokenizer=default_tokenizer(), **wrapped)  # type: ignore[arg-type]
         param = QueryParam(
             mode=mode,
             top_k=top_k,

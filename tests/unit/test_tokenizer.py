@@ -235,7 +235,7 @@ def test_encode_matches_lightrag_on_special_token_text() -> None:
 
 def test_count_tokens_memo_and_generic_tokenizer() -> None:
     text = "Knowledge Graph Data (Entity):"
-    assert count_tokens(text) == len(ref_encode(text)) == TOK.count_tokens(text)
+    assert count_tokens(text, TOK) == len(ref_encode(text)) == TOK.count_tokens(text)
 
     class CharTokenizer:
         def encode(self, text: str) -> list[int]:
@@ -495,10 +495,10 @@ def test_head_swap_lemma(
     line += "\n" if newline else ""
     assert tk._REF_HEAD.match(line)
     tok = tk.default_tokenizer()
-    tk.clear_token_caches()
+    tok.clear_caches()
     tok.count_tokens(approx)  # stage A first, as in a query
     assert tok.count_tokens(line) == len(ref_encode(line))
-    tk.clear_token_caches()
+    tok.clear_caches()
     assert tok.count_tokens(line) == len(ref_encode(line))  # stage-A line not known yet
 
 
@@ -552,14 +552,14 @@ def test_tiktoken_only_counting_gives_the_same_results(
     fast = tk.default_tokenizer()
     assert slow._count is not fast._count
     budget = data.draw(st.integers(min_value=1, max_value=200))
-    tk.clear_token_caches()
+    slow.clear_caches()
     a = core_tk.truncate_list_by_token_size(rendered, "\n", budget, slow)
-    tk.clear_token_caches()
+    fast.clear_caches()
     b = core_tk.truncate_list_by_token_size(rendered, "\n", budget, fast)
     assert a == b
     text = "\n".join(rendered)
     if not core_tk._SURROGATE.search(text):
-        tk.clear_token_caches()
+        slow.clear_caches()
         assert slow.count_tokens(text) == len(ref_encode(text))
 
 
@@ -571,8 +571,7 @@ def test_tiktoken_only_counting_gives_the_same_results(
 def test_lines_tokens_and_the_fitting_fast_path(rows: list[str], data: st.DataObject) -> None:
     """Line-by-line counts equal encoding the joined text; a fitting list keeps every item,
     and a list over the budget gets LightRAG's answer (the slow path)."""
-    tk.clear_token_caches()
-    tok = tk.default_tokenizer()
+    tok = tk.default_tokenizer()  # a new tokenizer: nothing memoised yet
     text = "\n".join(rows)
     if core_tk._SURROGATE.search(text):
         assert tk.lines_tokens(rows, tok) is None
@@ -580,7 +579,7 @@ def test_lines_tokens_and_the_fitting_fast_path(rows: list[str], data: st.DataOb
     total = len(ref_encode(text))
     assert tk.lines_tokens(rows, tok) == total
     budget = data.draw(st.integers(min_value=1, max_value=total + 5))
-    tk.clear_token_caches()
+    tok.clear_caches()
     assert truncate_list_by_token_size(rows, "\n", budget, tok) == ref_truncate_list(
         rows, "\n", budget
     )
@@ -617,7 +616,7 @@ def test_lone_surrogates_are_counted_as_tiktoken_counts_them(fast: bool) -> None
         "plain\n{line}",
     ]
     for text in texts:
-        tk.clear_token_caches()
+        tok.clear_caches()
         assert tok.count_tokens(text) == len(tok.encoding.encode_ordinary(text)), text
     lines = ['{"a": "x \ud83d y"}', '{"b": "fine"}', '{"c": "\udc00"}'] * 3
     assert tk.lines_tokens(lines, tok) is None

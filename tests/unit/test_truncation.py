@@ -8,10 +8,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hexrag.adapters.tiktoken_offline import default_tokenizer
 from hexrag.core.model import Entity, Relation
 from hexrag.core.query.run import EntityItem, RelationItem
 from hexrag.core.query.truncation import _keep, entity_line, entity_row, relation_line, relation_row
-from hexrag.core.tokenizer import default_tokenizer, truncate_list_by_token_size
+from hexrag.core.tokenizer import truncate_list_by_token_size
 
 TOK = default_tokenizer()
 words = st.text(alphabet=st.sampled_from(list('ab xyz09中文é😀\n"\\{}<>|/')), max_size=40)

@@ -229,6 +229,7 @@ async def _versioned_engine() -> tuple[QueryEngine, FakeLLM, MemoryCache, dict[s
     )
     llm = FakeLLM(_CountingAnswers())
     engine = QueryEngine(
+        tokenizer=demo.engine.tokenizer,
         **stores, embedder=demo.engine.embedder, llm=llm, cache=cache, corpus_version=version
     )
     return engine, llm, cache, stores
@@ -296,6 +297,7 @@ async def test_the_version_is_read_before_retrieval_starts() -> None:
         return "v1"
 
     engine = QueryEngine(
+        tokenizer=demo.engine.tokenizer,
         entities=demo.entities,
         relationships=demo.relationships,
         chunks=demo.chunks,
@@ -329,6 +331,7 @@ async def test_the_version_is_not_read_when_no_answer_is_cached(update: dict[str
         return "v1"
 
     engine = QueryEngine(
+        tokenizer=demo.engine.tokenizer,
         entities=demo.entities,
         relationships=demo.relationships,
         chunks=demo.chunks,

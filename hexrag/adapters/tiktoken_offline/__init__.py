@@ -52,19 +52,12 @@ from typing import Any
 
 import tiktoken
 
-from hexrag.core.tokenizer import (
-    TokenBudgetError,
-    _generic_truncate,
-    _has_surrogate,
-    register_cache_clearer,
-    register_default_tokenizer,
-)
+from hexrag.core.tokenizer import TokenBudgetError, _generic_truncate, _has_surrogate
 from hexrag.domain.errors import ConfigurationError
 
 __all__ = [
     "DEFAULT_ENCODING",
     "TiktokenTokenizer",
-    "clear_token_caches",
     "default_tokenizer",
     "fast_counter",
     "lines_tokens",
@@ -221,11 +214,6 @@ def load_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
 # --------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=256)
-def _count_cached(encoding_name: str, text: str) -> int:
-    return len(load_encoding(encoding_name).encode_ordinary(text))
-
-
 _FAST_COUNTERS: dict[str, Callable[[str], int] | None] = {}
 
 
@@ -281,6 +269,9 @@ class TiktokenTokenizer:
 
     ``fast_count``: count tokens with :func:`fast_counter` when it is available (same counts;
     ``False`` forces tiktoken everywhere).
+
+    Each instance owns its memo of token counts (:meth:`clear_caches` empties it): an engine
+    given this tokenizer reuses the counts of the lines it has seen, query after query.
     """
 
     def __init__(self, encoding_name: str = DEFAULT_ENCODING, *, fast_count: bool = True) -> None:
@@ -305,6 +296,15 @@ class TiktokenTokenizer:
         self._count: Callable[[str], int] = (
             counter if counter is not None else (lambda text: len(strict(text)))
         )
+        self._segments = _SegmentCounts()
+        self._count_whole: Callable[[str], int] = lru_cache(maxsize=256)(
+            lambda text: len(self.encoding.encode_ordinary(text))
+        )
+
+    def clear_caches(self) -> None:
+        """Forget the memoised token counts (benchmarks use it for cold-cache timings)."""
+        self._segments.clear()
+        self._count_whole.cache_clear()  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
         return f"TiktokenTokenizer({self.encoding_name!r})"
@@ -324,8 +324,8 @@ class TiktokenTokenizer:
     def count_tokens(self, text: str) -> int:
         """``len(encode(text))``, from memoised per-segment counts (exact: restart property)."""
         if not self._restartable:
-            return _count_cached(self.encoding_name, text)
-        cache = _segments_for(self)
+            return self._count_whole(text)
+        cache = self._segments
         total = 0
         start = 0
         try:
@@ -334,7 +334,7 @@ class TiktokenTokenizer:
                 start = m.end()
             return total + (cache.count(self, text[start:]) if start < len(text) else 0)
         except UnicodeEncodeError:  # a lone surrogate: tiktoken's own repair, uncached segments
-            return _count_cached(self.encoding_name, text)
+            return self._count_whole(text)
 
     def truncate_by_token_limit(self, text: str, max_tokens: int) -> int:
         """End offset (characters) of LightRAG's safe prefix of ``text`` within ``max_tokens``.
@@ -365,15 +365,14 @@ class TiktokenTokenizer:
         return _truncate_list(self, rendered, separator, max_tokens)
 
 
-_DEFAULT: TiktokenTokenizer | None = None
-
-
 def default_tokenizer() -> TiktokenTokenizer:
-    """The process-wide ``o200k_base`` tokenizer (LightRAG's default)."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        _DEFAULT = TiktokenTokenizer(DEFAULT_ENCODING)
-    return _DEFAULT
+    """A new ``o200k_base`` tokenizer (LightRAG's default), with its own memo of counts.
+
+    The encoding itself is built once per process (:func:`load_encoding`); the tokenizer is
+    cheap to make, and whoever holds it owns its memo (the composition root gives one to
+    each engine).
+    """
+    return TiktokenTokenizer(DEFAULT_ENCODING)
 
 
 # --------------------------------------------------------------------------------------
@@ -400,7 +399,7 @@ _OBJ_HEAD = '{"'
 
 
 class _SegmentCounts:
-    """Token counts of restart-delimited segments, shared across queries.
+    """Token counts of restart-delimited segments, kept across queries by their tokenizer.
 
     The same entity, relation and chunk lines come back query after query; by the restart
     property (module docstring) a text's count is the sum of its segments' counts, so each
@@ -438,27 +437,10 @@ class _SegmentCounts:
             self._counts.clear()
 
 
-_SEGMENTS: dict[str, _SegmentCounts] = {}
-
-
-def _segments_for(tokenizer: TiktokenTokenizer) -> _SegmentCounts:
-    cache = _SEGMENTS.get(tokenizer.encoding_name)
-    if cache is None:
-        cache = _SEGMENTS.setdefault(tokenizer.encoding_name, _SegmentCounts())
-    return cache
-
-
-def clear_token_caches() -> None:
-    """Forget every memoised token count (benchmarks use it for cold-cache timings)."""
-    for cache in _SEGMENTS.values():
-        cache.clear()
-    _count_cached.cache_clear()
-
-
 class _Joined:
     """A text counted segment by segment (see the module docstring).
 
-    Segment counts come from the shared :class:`_SegmentCounts`; a segment's tokens are
+    Segment counts come from the tokenizer's :class:`_SegmentCounts`; a segment's tokens are
     encoded only when a token offset inside it is needed.
     """
 
@@ -471,7 +453,7 @@ class _Joined:
             self._starts = [0, *(m.end() for m in _RESTART.finditer(text))]
         else:
             self._starts = [0]
-        self._seg_cache = _segments_for(tokenizer)
+        self._seg_cache = tokenizer._segments
         self._segs: dict[int, list[int]] = {}  # tokens of segments whose offsets were needed
         self._cum = [0]  # _cum[s] = tokens before segment s (known for counted segments + 1)
         self._memo: dict[int, int] = {}
@@ -579,7 +561,7 @@ def lines_tokens(
     """
     if not tokenizer._restartable:
         return None
-    cache = _segments_for(tokenizer)
+    cache = tokenizer._segments
     last = len(lines) - 1
     total = 0
     for i, line in enumerate(lines):
@@ -627,6 +609,3 @@ def _truncate_list(
 
     return safe_end, count
 
-
-register_default_tokenizer(default_tokenizer)
-register_cache_clearer(clear_token_caches)

@@ -212,12 +212,14 @@ async def recover_chunks(
     run.stats.chunk_pick_method = picking.method
 
     ent_lists = [
-        ids for e in entities if e.entity.source_id and (ids := split_lightrag(e.entity.source_id))
+        ids
+        for e in entities
+        if e.entity.source_id and (ids := split_lightrag(e.entity.source_id, run.memo))
     ]
     rel_raw = [
         ids
         for r in relations
-        if r.relation.source_id and (ids := split_lightrag(r.relation.source_id))
+        if r.relation.source_id and (ids := split_lightrag(r.relation.source_id, run.memo))
     ]
     if run.scope is not None:
         # one chunk-store call for every candidate the guard must see (vector chunks included)
@@ -304,7 +306,7 @@ async def attach_headings(
         if rec is None:
             continue
         path = truncate_section_context(
-            format_parent_headings(rec.metadata), tokenizer, SECTION_CONTEXT_MAX_TOKENS
+            format_parent_headings(rec.metadata, run.memo), tokenizer, SECTION_CONTEXT_MAX_TOKENS
         )
         if path:
             item.content_headings = path

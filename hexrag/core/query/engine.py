@@ -18,6 +18,7 @@ from hexrag.core.hashing import (
     llm_cache_identity,
     serialize_identity,
 )
+from hexrag.core.memo import QueryMemo
 from hexrag.core.query import prompts
 from hexrag.core.query.auto_mode import choose_mode
 from hexrag.core.query.chunks import Picking, recover_chunks
@@ -43,7 +44,7 @@ from hexrag.core.query.scoped_source_ids import narrow_source_ids
 from hexrag.core.query.search import SearchResult, perform_search, vector_chunks
 from hexrag.core.query.truncation import truncate
 from hexrag.core.query.validation import validate_history, validate_query
-from hexrag.core.tokenizer import Tokenizer, default_tokenizer
+from hexrag.core.tokenizer import Tokenizer
 from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.params import EngineSettings, QueryParam
 from hexrag.ports import (
@@ -115,7 +116,8 @@ class QueryEngine:
         reranker: used when ``QueryParam.enable_rerank`` is true.
         cache: keyword and answer cache (LightRAG's ``llm_response_cache``).
         settings: engine-wide settings (defaults from LightRAG's environment variables).
-        tokenizer: defaults to tiktoken ``o200k_base`` (LightRAG's default).
+        tokenizer: the tokenizer port (required; the composition root passes tiktoken's
+            ``o200k_base``, LightRAG's default, from :mod:`hexrag.adapters.tiktoken_offline`).
         corpus_version: an async callable returning a string that changes whenever the
             indexed data changes; it is part of the answer-cache key so that a cached answer is
             never served after a write.
@@ -143,7 +145,7 @@ class QueryEngine:
         reranker: Reranker | None = None,
         cache: Cache | None = None,
         settings: EngineSettings | None = None,
-        tokenizer: Tokenizer | None = None,
+        tokenizer: Tokenizer,
         corpus_version: Callable[[], Awaitable[str]] | None = None,
         fragments: FragmentReader | None = None,
         clock: Callable[[], int] | None = None,
@@ -161,7 +163,9 @@ class QueryEngine:
         self.reranker = reranker
         self.cache = cache
         self.settings = settings or EngineSettings()
-        self.tokenizer: Tokenizer = tokenizer or default_tokenizer()
+        self.tokenizer: Tokenizer = tokenizer
+        #: the memo caches of this engine's query path (heading paths, source_id splits)
+        self.memo = QueryMemo()
         self.corpus_version = corpus_version
         self.fragments = fragments
         self.clock: Callable[[], int] = clock if clock is not None else _epoch_seconds
@@ -258,7 +262,16 @@ class QueryEngine:
             param=param,
             stats=stats,
             fetcher=ChunkFetcher(self.stores.chunk_store, stats),
+            memo=self.memo,
         )
+
+    def clear_memo_caches(self) -> None:
+        """Forget every memoised value of this engine's query path, the tokenizer's counts
+        included when it offers ``clear_caches()`` (benchmarks time the cold path so)."""
+        self.memo.clear()
+        clear = getattr(self.tokenizer, "clear_caches", None)
+        if clear is not None:
+            clear()
 
     def _info(self, run: QueryRun) -> dict[str, Any]:
         return run.stats.processing_info(run.scope, self.settings.missing_chunk_sample_size)

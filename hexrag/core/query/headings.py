@@ -5,13 +5,15 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
-from functools import lru_cache
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from hexrag.core.memo import QueryMemo
 
 __all__ = [
     "BREADCRUMB_SEP",
-    "clear_heading_cache",
     "format_parent_headings",
+    "heading_path",
     "truncate_section_context",
 ]
 
@@ -70,15 +72,19 @@ def _cap(text: str, max_chars: int) -> str:
     return text[: max_chars - 1].rstrip() + "…"
 
 
-def format_parent_headings(record: Mapping[str, Any]) -> str:
-    """``h1 → h2`` from a chunk record's nested ``heading`` dict or legacy flat fields."""
+def format_parent_headings(record: Mapping[str, Any], memo: QueryMemo | None = None) -> str:
+    """``h1 → h2`` from a chunk record's nested ``heading`` dict or legacy flat fields.
+
+    With ``memo`` (the engine's), each distinct heading chain is formatted once.
+    """
     parents = _parents(record)
-    return _format(tuple(parents)) if parents else ""
+    if not parents:
+        return ""
+    return (heading_path if memo is None else memo.heading_path)(tuple(parents))
 
 
-@lru_cache(maxsize=65536)
-def _format(parents: tuple[str, ...]) -> str:
-    # memoised: the same few thousand heading chains come back query after query
+def heading_path(parents: tuple[str, ...]) -> str:
+    """The ``h1 → h2`` path of a chain of parent headings (cleaned, each level capped)."""
     cleaned = [_cap(c, HEADING_LEVEL_MAX_CHARS) for c in (_clean(h) for h in parents) if c]
     return BREADCRUMB_SEP.join(cleaned)
 
@@ -112,7 +118,3 @@ def truncate_section_context(path: str, tokenizer: _Codec | None, max_tokens: in
             return candidate
     return ""
 
-
-def clear_heading_cache() -> None:
-    """Forget the memoised heading paths."""
-    _format.cache_clear()

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from hexrag.core.memo import QueryMemo
 from hexrag.domain.params import QueryParam
 from hexrag.domain.records import Chunk, Entity, Relation
 from hexrag.domain.scope import QueryScope
@@ -192,13 +193,15 @@ class ChunkFetcher:
 class QueryRun:
     """What is truly per query: the question, its parameters (and scope), the statistics that
     become ``processing_info``, the batching chunk fetcher, and the query vector once stage 1
-    has computed it. The engine-wide ports and settings are passed to each stage explicitly."""
+    has computed it. The engine-wide ports and settings are passed to each stage explicitly;
+    ``memo`` is the engine's memo of pure text functions (``None``: nothing memoised)."""
 
     query: str
     param: QueryParam
     stats: RunStats
     fetcher: ChunkFetcher
     query_vector: np.ndarray | None = None
+    memo: QueryMemo | None = None
 
     @property
     def scope(self) -> QueryScope | None:

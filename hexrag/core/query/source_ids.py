@@ -15,12 +15,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hexrag.domain.records import GRAPH_FIELD_SEP
 
-__all__ = ["clear_split_cache", "join_source_ids", "parse_pg_array", "parse_source_ids"]
+if TYPE_CHECKING:
+    from hexrag.core.memo import QueryMemo
+
+__all__ = [
+    "join_source_ids",
+    "parse_pg_array",
+    "parse_source_ids",
+    "split_lightrag",
+    "split_source_id_text",
+]
 
 
 def parse_pg_array(text: str) -> list[str]:
@@ -96,21 +104,21 @@ def parse_source_ids(value: Any) -> list[str]:
     return list(seen)
 
 
-def split_lightrag(value: Any) -> list[str]:
+def split_lightrag(value: Any, memo: QueryMemo | None = None) -> list[str]:
     """LightRAG's ``split_string_by_multi_markers(value, ["<SEP>"])`` for a graph ``source_id``.
 
     Unlike :func:`parse_source_ids` this keeps repeats (LightRAG's occurrence counting sees
     them) but it also understands the array forms, so seed 001's ``{chunk-…}`` text works.
-    Returns a new list the caller may modify.
+    Returns a new list the caller may modify. With ``memo`` (the engine's), each distinct
+    string is split once.
     """
     if isinstance(value, str):
-        return list(_split_str(value))
+        return list((split_source_id_text if memo is None else memo.split)(value))
     return [p.strip() for p in _pieces(value) if p.strip()]
 
 
-@lru_cache(maxsize=262144)
-def _split_str(value: str) -> tuple[str, ...]:
-    # memoised: the same source_id strings are split query after query
+def split_source_id_text(value: str) -> tuple[str, ...]:
+    """:func:`split_lightrag` of a string, as a tuple."""
     if not value.startswith("{") and not _has_whitespace(value):
         parts = value.split(GRAPH_FIELD_SEP)  # nothing to strip
         return tuple(parts) if all(parts) else tuple(filter(None, parts))
@@ -137,7 +145,3 @@ def join_source_ids(ids: Iterable[str]) -> str:
     """The LightRAG storage form: ids joined with ``<SEP>``."""
     return GRAPH_FIELD_SEP.join(ids)
 
-
-def clear_split_cache() -> None:
-    """Forget the memoised ``source_id`` splits."""
-    _split_str.cache_clear()
