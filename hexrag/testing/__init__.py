@@ -37,8 +37,12 @@ base class                  fixture to override          capability flags (class
 ``RerankerContract``        ``reranker``                 ``best_first``, ``judges_relevance``
 ``LLMContract``             ``llm``                      ``supports_json_mode``,
                                                          ``deterministic`` (False)
-``StackContract``           ``stack`` -> dict with       ``stack_dim`` (64); optional
-                            ``entities``,                ``stack_embedder`` fixture
+``StackContract``           ``stack`` -> a stack spec    ``stack_dim`` (64); optional
+                            (TOML path, ``StackConfig``, ``stack_embedder`` fixture
+                            ``"memory"``: opened by
+                            ``hexrag.bootstrap.open``),
+                            or a dict with
+                            ``entities``,
                             ``relationships``,
                             ``chunks`` (VectorIndex,
                             dim ``stack_dim``, threshold

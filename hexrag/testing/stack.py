@@ -29,19 +29,45 @@ QUERY = "How does n8n work with Airtable?"
 class StackContract(ContractGuard):
     """Subclass in a ``Test*`` class and override the ``stack`` fixture.
 
-    ``stack`` yields a dict of fresh, empty stores: ``"entities"``, ``"relationships"``,
-    ``"chunks"`` (VectorIndex instances of dimension :attr:`stack_dim` and
-    ``cosine_threshold`` 0.2, with those namespaces), ``"graph"`` (GraphStore) and
-    ``"chunk_store"`` (ChunkStore). ``stack_embedder`` defaults to the deterministic
-    :class:`~hexrag.adapters.memory.HashingEmbedder`.
+    ``stack`` yields a fresh, empty stack, either **described** (a stack TOML path, a
+    :class:`~hexrag.config.StackConfig`, or ``"memory"``: the contract opens it with
+    :func:`hexrag.bootstrap.open`, the one place stores are opened, with the
+    ``stack_embedder``, and closes it after the test) or as opened stores: a
+    :class:`~hexrag.ports.stack.Stack`, an opened :class:`~hexrag.bootstrap.App`, or a dict
+    with ``"entities"``, ``"relationships"``, ``"chunks"`` (VectorIndex instances of
+    dimension :attr:`stack_dim` and ``cosine_threshold`` 0.2, with those namespaces),
+    ``"graph"`` (GraphStore) and ``"chunk_store"`` (ChunkStore). ``stack_embedder`` defaults
+    to the deterministic :class:`~hexrag.adapters.memory.HashingEmbedder`.
     """
 
     stack_dim: int = 64
 
     @pytest.fixture
-    def stack(self) -> dict[str, Any]:
-        """Override: yield ``{"entities", "relationships", "chunks", "graph", "chunk_store"}``."""
+    def stack(self) -> Any:
+        """Override: yield a stack description or the opened stores (see the class)."""
         raise NotImplementedError("override the stack fixture")
+
+    async def _opened(self, stack: Any, embedder: Embedder) -> tuple[dict[str, Any], Any]:
+        """``(stores by name, close)`` of what the ``stack`` fixture gave."""
+        from pathlib import Path
+
+        from hexrag.config import StackConfig
+
+        async def nothing() -> None:
+            return None
+
+        if isinstance(stack, str | Path | StackConfig):
+            from hexrag import bootstrap
+
+            app = await bootstrap.open(stack, embedder=embedder)
+            return self._stores_of(app.stores), app.aclose
+        return self._stores_of(stack), nothing
+
+    @staticmethod
+    def _stores_of(stack: Any) -> dict[str, Any]:
+        if isinstance(stack, dict):
+            return stack
+        return {key: getattr(stack, key) for key in STACK_KEYS}
 
     @pytest.fixture
     def stack_embedder(self) -> Embedder:
@@ -139,11 +165,15 @@ class StackContract(ContractGuard):
     # ---- tests --------------------------------------------------------------------------
 
     async def test_seed001_hybrid_chunk_lookup_returns_every_valid_chunk(
-        self, stack: dict[str, Any], stack_embedder: Embedder
+        self, stack: Any, stack_embedder: Embedder
     ) -> None:
         """Relation hit with ``{chunk-…}`` source_id -> the one carrying edge -> its chunks."""
-        valid = await self._load_seed001(stack, stack_embedder)
-        result = await self._run(stack, stack_embedder, EngineSettings())
+        stores, close = await self._opened(stack, stack_embedder)
+        try:
+            valid = await self._load_seed001(stores, stack_embedder)
+            result = await self._run(stores, stack_embedder, EngineSettings())
+        finally:
+            await close()
         assert result["status"] == "success", result
         got = [c["chunk_id"] for c in result["data"]["chunks"]]
         assert sorted(got) == sorted(c.id for c in valid), got
@@ -154,13 +184,17 @@ class StackContract(ContractGuard):
         assert info["relations_unresolved"] == 0, info
 
     async def test_seed001_pair_lookup_shows_the_zero_chunk_failure(
-        self, stack: dict[str, Any], stack_embedder: Embedder
+        self, stack: Any, stack_embedder: Embedder
     ) -> None:
         """LightRAG's pair lookup picks the pair's first edge (``rel-an-00``), whose chunk does not
         exist: zero chunks, the failure seed 001 reports."""
-        await self._load_seed001(stack, stack_embedder)
-        settings = EngineSettings(relation_lookup={"hybrid": "pair"})
-        result = await self._run(stack, stack_embedder, settings)
+        stores, close = await self._opened(stack, stack_embedder)
+        try:
+            await self._load_seed001(stores, stack_embedder)
+            settings = EngineSettings(relation_lookup={"hybrid": "pair"})
+            result = await self._run(stores, stack_embedder, settings)
+        finally:
+            await close()
         assert result["status"] == "success", result
         assert result["data"]["chunks"] == [], result["data"]["chunks"]
         info = result["metadata"]["processing_info"]
