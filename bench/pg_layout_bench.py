@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import statistics
 import sys
@@ -60,6 +61,7 @@ for p in (REPO, REPO / "bench"):
 
 from lightrag_pg_bench import _deployment_exists  # noqa: E402
 from parity_bench import SIZES, _spec  # noqa: E402
+from stage_clock import StageClock, stage_table  # noqa: E402
 
 from hexrag.devtools.lightrag_data import (  # noqa: E402
     diff_query_data,
@@ -145,6 +147,19 @@ class TimedStore:
                 self._sink[(self._name, attr)].append(time.perf_counter() - t0)
 
         return timed
+
+
+class FullChunkRead:
+    """A chunk store without the presence probe (``ChunksWithPresence``): stage 3 then reads
+    every candidate chunk whole, as hexrag did before the head form (the "before" column)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr == "get_chunks_and_presence":
+            raise AttributeError(attr)
+        return getattr(self._store, attr)
 
 
 async def replay(conn: Any, sent: list[tuple[str, str, tuple[Any, ...]]]) -> float:
@@ -266,7 +281,11 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
     sink: dict[tuple[str, str], list[float]] = defaultdict(list)
     hnsw = hexrag_pg_stores(pool, prefix=prefix, dim=embedder.dim, exact=False)
     exact = hexrag_pg_stores(pool, prefix=prefix, dim=embedder.dim, exact=True)
-    timed = {k: TimedStore(k, v, sink) for k, v in hnsw.items() if k in STORE_NAMES}
+    clock = StageClock()
+    timed = clock.wrap_stores(
+        {k: TimedStore(k, v, sink) for k, v in hnsw.items() if k in STORE_NAMES})
+    clock.patch_engine_module()
+    before = {**hnsw, "chunk_store": FullChunkRead(hnsw["chunk_store"])}
     mem = await memory_copy(exact, MODEL_NAME, embedder.dim)
     floor_conn = await asyncpg.connect(dsn)
     pick = "WEIGHT"
@@ -279,6 +298,7 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
 
     engines = {
         "hx": engine(timed, default),          # the README's settings, HNSW: the timing
+        "hx_before": engine(before, default),  # the same, every candidate chunk read whole
         "hx_pair": engine(hnsw, parity),       # LightRAG's pair lookup: vs LightRAG
         "hx_exact": engine(exact, default),    # exact search: vs the memory stack
     }
@@ -305,6 +325,7 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
             depth: list[int] = []
             floor: list[float] = []
             sink.clear()
+            clock.profiles.clear()
             for i, q in enumerate(queries):
                 sides = ["lr", *engines]
                 if i % 2:
@@ -319,6 +340,9 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
                     t0 = time.perf_counter()
                     if side == "lr":
                         out[side] = await lightrag_query_data(rag, mode, q)
+                    elif main_side and profiler is None:
+                        out[side] = await clock.measure(
+                            functools.partial(hexrag_query_data, engines[side], mode, q))
                     else:
                         out[side] = await hexrag_query_data(engines[side], mode, q)
                     times[side].append(time.perf_counter() - t0)
@@ -331,6 +355,7 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
                         depth.append(pool.depth)
                         await replay(floor_conn, sent)  # warm the statement cache
                         floor.append(await replay(floor_conn, sent))
+                same["before"] += not diff_query_data(out["hx_before"], out["hx"], exact=True)
                 same["pair_lr"] += not diff_query_data(out["lr"], out["hx_pair"], exact=True)
                 same["pair_exact_lr"] += not diff_query_data(
                     out["lr"], out["hx_pair_exact"], exact=True)
@@ -345,6 +370,7 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
                 **{f"same_{k}": f"{v}/{n}" for k, v in same.items()},
                 "statements": statistics.median(stmts), "depth": statistics.median(depth),
                 "floor_ms": _med(floor), "per_method": per_method,
+                "stages": stage_table(clock.profiles) if clock.profiles else {},
             })
             print(f"[{size}] {mode} done", flush=True)
     finally:
@@ -375,6 +401,29 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
               f"{r['hx_pair_ms']:.1f} | {lr / r['hx_pair_ms']:.1f}x | "
               f"{r['same_pair_lr']} / {r['same_pair_exact_lr']} | {r['hx_exact_ms']:.1f} | "
               f"{r['same_hx_exact']} / {r['same_hx_pair_exact']} |")
+    print()
+    print("hexrag before the head form (every candidate chunk read whole), same run:")
+    print()
+    print("| size | mode | LightRAG on PG | hexrag before | ratio | hexrag now | ratio "
+          "| same data |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
+    for r in rows:
+        lr = r["lr_ms"]
+        print(f"| {r['size']} | {r['mode']} | {lr:.1f} | {r['hx_before_ms']:.1f} | "
+              f"{lr / r['hx_before_ms']:.1f}x | {r['hx_ms']:.1f} | {lr / r['hx_ms']:.1f}x | "
+              f"{r['same_before']} |")
+    print()
+    print("Per stage, hexrag own layout (median ms; sql:* = store calls of that kind, "
+          "overlapping when the local and global branches run concurrently; py:* = the "
+          "stage's time outside store calls; py:rest = outside every stage):")
+    print()
+    keys = sorted({k for r in rows for k in r["stages"]}, key=lambda k: (k != "wall", k))
+    if keys:
+        print("| mode | " + " | ".join(keys) + " |")
+        print("|---|" + "---:|" * len(keys))
+        for r in rows:
+            print(f"| {r['mode']} | "
+                  + " | ".join(f"{r['stages'].get(k, 0.0):.2f}" for k in keys) + " |")
     print()
     print("Median ms per store call (hexrag own layout, HNSW, README settings):")
     for r in rows:

@@ -38,6 +38,13 @@ class MemoryChunkStore:
         """Chunks in request order (duplicates repeated); ``None`` for a missing id."""
         return [self._chunks.get(i) for i in ids]
 
+    async def get_chunks_and_presence(
+        self, ids: Sequence[str], probe: Sequence[str]
+    ) -> tuple[list[Chunk | None], set[str]]:
+        """:meth:`get_chunks` of ``ids`` and which of ``probe`` are stored
+        (:class:`~hexrag.ports.chunk_presence.ChunksWithPresence`)."""
+        return [self._chunks.get(i) for i in ids], {i for i in probe if i in self._chunks}
+
     async def delete_chunks(self, ids: Sequence[str]) -> None:
         """Remove chunks by id; unknown ids are ignored."""
         for i in ids:

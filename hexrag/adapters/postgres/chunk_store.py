@@ -100,6 +100,31 @@ class PgChunkStore(PgAdapter):
         found = {rid: row_to_chunk(row) for rid, row in rows.items()}
         return [found.get(i) for i in ids]
 
+    async def get_chunks_and_presence(
+        self, ids: Sequence[str], probe: Sequence[str]
+    ) -> tuple[list[Chunk | None], set[str]]:
+        """:meth:`get_chunks` of ``ids`` and which of ``probe`` are stored, in one statement
+        (:class:`~hexrag.ports.chunk_presence.ChunksWithPresence`): the probed rows send their
+        id alone (an index-only scan), not their text."""
+        whole = list(dict.fromkeys(ids))
+        taken = set(whole)
+        only = [i for i in dict.fromkeys(probe) if i not in taken]
+        if not whole and not only:
+            return [None for _ in ids], set()
+        rows = await self._fetch(
+            f"reading {len(whole)} chunks and probing {len(only)} in {self._table}",
+            f"""SELECT true AS whole, {_COLUMNS} FROM {self._table} WHERE id = ANY($1::text[])
+                UNION ALL
+                SELECT false, id, NULL, NULL, NULL, NULL, NULL, NULL FROM {self._table}
+                WHERE id = ANY($2::text[])""",
+            whole,
+            only,
+        )
+        found = {row["id"]: row_to_chunk(row) for row in rows if row["whole"]}
+        present = {row["id"] for row in rows}
+        wanted = set(probe)
+        return [found.get(i) for i in ids], {i for i in present if i in wanted}
+
     async def delete_chunks(self, ids: Sequence[str]) -> None:
         """Remove chunks by id; unknown ids are ignored."""
         await self._delete_ids(self._table, ids, "chunks")

@@ -45,6 +45,33 @@ class LightRAGPgChunkStore(_LightRAGPg):
         found = {r["id"]: chunk_from_row(r) for r in rows}
         return [found.get(i) for i in ids]
 
+    async def get_chunks_and_presence(
+        self, ids: Sequence[str], probe: Sequence[str]
+    ) -> tuple[list[Chunk | None], set[str]]:
+        """:meth:`get_chunks` of ``ids`` and which of ``probe`` are stored, in one statement
+        (:class:`~hexrag.ports.chunk_presence.ChunksWithPresence`): the probed rows send their
+        id alone (from LightRAG's primary key), not their text."""
+        whole = list(dict.fromkeys(ids))
+        taken = set(whole)
+        only = [i for i in dict.fromkeys(probe) if i not in taken]
+        if not whole and not only:
+            return [None for _ in ids], set()
+        rows = await self._fetch(
+            "reading and probing lightrag_doc_chunks",
+            f"""SELECT true AS whole, {CHUNK_COLUMNS} FROM lightrag_doc_chunks
+                WHERE workspace = $1 AND id = ANY($2::text[])
+                UNION ALL
+                SELECT false, id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+                FROM lightrag_doc_chunks WHERE workspace = $1 AND id = ANY($3::text[])""",
+            self._workspace,
+            whole,
+            only,
+        )
+        found = {r["id"]: chunk_from_row(r) for r in rows if r["whole"]}
+        present = {r["id"] for r in rows}
+        wanted = set(probe)
+        return [found.get(i) for i in ids], {i for i in present if i in wanted}
+
     async def count(self) -> int:
         """Chunks of this workspace."""
         return int(

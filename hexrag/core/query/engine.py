@@ -21,6 +21,7 @@ from hexrag.core.hashing import (
 from hexrag.core.memo import QueryMemo
 from hexrag.core.query import prompts
 from hexrag.core.query.auto_mode import choose_mode
+from hexrag.core.query.chunk_head import recover_chunk_head
 from hexrag.core.query.chunks import Picking, recover_chunks
 from hexrag.core.query.context import (
     FinalChunks,
@@ -57,6 +58,7 @@ from hexrag.ports import (
     Reranker,
     VectorIndex,
 )
+from hexrag.ports.chunk_presence import ChunksWithPresence
 
 __all__ = ["QueryEngine", "QueryResult"]
 
@@ -181,6 +183,20 @@ class QueryEngine:
         s = self.settings
         return Finishing(self.tokenizer, self.reranker, s.min_rerank_score,
                          s.enable_content_headings)
+
+    def _chunk_head(self, run: QueryRun) -> int | None:
+        """``chunk_top_k`` when stage 4 reads only the head of the merged chunks (no
+        reranker, no scope) and the chunk store can tell presence apart from text; else
+        ``None`` (every candidate chunk is read)."""
+        param = run.param
+        k = param.chunk_top_k
+        if k is None or k <= 0 or run.scope is not None:
+            return None
+        if param.enable_rerank and self.reranker is not None:
+            return None
+        if not isinstance(self.stores.chunk_store, ChunksWithPresence):
+            return None
+        return k
 
     # ---------------------------------------------------------------- public API
 
@@ -361,11 +377,19 @@ class QueryEngine:
             tokenizer=self.tokenizer,
         )
         # Stage 3
-        merged = await recover_chunks(
-            self.stores.chunks, run, cut.entities, cut.relations, found.vector_chunks,
-            self._picking,
-        )
-        if not merged and not cut.entity_lines and not cut.relation_lines:
+        head = self._chunk_head(run)
+        if head is None:
+            merged = await recover_chunks(
+                self.stores.chunks, run, cut.entities, cut.relations, found.vector_chunks,
+                self._picking,
+            )
+            n_merged = len(merged)
+        else:  # only the head can be shown: read the rest's presence, not its text
+            merged, n_merged = await recover_chunk_head(
+                self.stores.chunks, self.stores.chunk_store, run,  # type: ignore[arg-type]
+                cut.entities, cut.relations, found.vector_chunks, self._picking, head,
+            )
+        if not n_merged and not cut.entity_lines and not cut.relation_lines:
             return None
         # Stage 4
         entities_str = "\n".join(cut.entity_lines)
@@ -388,7 +412,7 @@ class QueryEngine:
             "total_relations_found": len(found.relations),
             "entities_after_truncation": len(cut.entities),
             "relations_after_truncation": len(cut.relations),
-            "merged_chunks_count": len(merged),
+            "merged_chunks_count": n_merged,
             "final_chunks_count": len(final.chunks),
             **self._info(run),
         }

@@ -6,7 +6,7 @@ stages can ask for chunks where LightRAG does and still cost at most a couple of
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,6 +187,11 @@ class ChunkFetcher:
     def known(self, cid: str) -> Chunk | None:
         """A chunk already fetched (``None`` if missing or not fetched)."""
         return self._known.get(cid)
+
+    def remember(self, records: Mapping[str, Chunk | None]) -> None:
+        """Chunks read by another call (``None``: known missing), kept as if fetched here;
+        the missing-id statistics are left to the caller."""
+        self._known.update(records)
 
 
 @dataclass

@@ -1,0 +1,169 @@
+"""Stage 3 when only the head of the merged chunk list can be shown (fast form).
+
+Without a reranker and with ``chunk_top_k`` set, stage 4 cuts the merged list to its first
+``chunk_top_k`` chunks before it reads a single text (heading paths, token truncation,
+references). LightRAG, and :func:`hexrag.core.query.chunks.recover_chunks`, still read every
+candidate chunk: hundreds per KG query, megabytes on a real store. This form picks exactly
+as :func:`~hexrag.core.query.chunks.recover_chunks` does (the same picks, the same redone
+relation pick, the same missing ids in the same order, the same merge), but it asks the chunk
+store (:class:`~hexrag.ports.chunk_presence.ChunksWithPresence`) which candidates exist and
+reads whole only the few that can reach the head, in one call. It returns the head and the
+length of the whole merged list (``merged_chunks_count``).
+
+Property-tested equal to ``recover_chunks`` followed by the head cut, store calls included
+(``tests/unit/test_chunk_head.py``); the rule itself is stated plainly in
+:mod:`hexrag.core.reference.reference`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+from hexrag.core.query.chunks import (
+    Picking,
+    _Candidates,
+    _dedup_and_sort,
+    _item,
+    _pick,
+)
+from hexrag.core.query.merge import round_robin
+from hexrag.core.query.pick import score_ids
+from hexrag.core.query.run import ChunkItem, EntityItem, QueryRun, RelationItem
+from hexrag.core.query.source_ids import split_lightrag
+from hexrag.domain.records import Chunk
+from hexrag.ports import VectorIndex
+from hexrag.ports.chunk_presence import ChunksWithPresence
+
+__all__ = ["HEAD_SLACK", "recover_chunk_head"]
+
+HEAD_SLACK = 8
+"""Chunks read whole beyond the head, so that a few missing candidates (which move later
+chunks up) cost no second call."""
+
+
+def _missing_order(
+    base: Sequence[str], ent_ids: Sequence[str], rel_ids: Sequence[str],
+    later: Sequence[str], present: set[str],
+) -> list[str]:
+    """The missing ids as ``chunks._fetch_in_order`` records them."""
+    first = [*ent_ids, *later] if ent_ids else []
+    second = rel_ids if ent_ids else [*rel_ids, *later]
+    order = dict.fromkeys(base)
+    for cid in chain(first, second):
+        if cid not in order and cid not in present:
+            order[cid] = None
+    return list(order)
+
+
+async def recover_chunk_head(
+    chunk_index: VectorIndex,
+    chunk_store: ChunksWithPresence,
+    run: QueryRun,
+    entities: list[EntityItem],
+    relations: list[RelationItem],
+    vector_chunks: list[dict[str, Any]],
+    picking: Picking,
+    head: int,
+) -> tuple[list[ChunkItem], int]:
+    """``recover_chunks(...)[:head]`` and ``len(recover_chunks(...))``, for an unscoped
+    query."""
+    assert run.scope is None and head > 0
+    stats = run.stats
+    stats.chunk_pick_method = picking.method
+    ent_lists = [
+        ids
+        for e in entities
+        if e.entity.source_id and (ids := split_lightrag(e.entity.source_id, run.memo))
+    ]
+    rel_raw = [
+        ids
+        for r in relations
+        if r.relation.source_id and (ids := split_lightrag(r.relation.source_id, run.memo))
+    ]
+    cand = _Candidates(ent_lists, rel_raw)
+    qv = run.query_vector
+    if picking.method == "VECTOR" and qv is not None and cand.ids:
+        cand.scores = await score_ids(chunk_index, cand.ids, qv)
+    n_codes = len(cand.ids)
+    ent_selected: list[str] = []
+    if ent_lists:
+        codes, owner = _dedup_and_sort(*cand.ent, n_codes)
+        ent_selected = _pick(run, cand, codes, owner, len(ent_lists), True, picking)
+
+    def pick_relations(taken_ids: Sequence[str]) -> list[str]:
+        if not rel_raw:
+            return []
+        taken = np.zeros(n_codes, dtype=bool)
+        taken[[cand.code[cid] for cid in taken_ids]] = True
+        codes, owner = _dedup_and_sort(*cand.rel, n_codes, skip=taken)
+        if not len(codes):
+            return []
+        return _pick(run, cand, codes, owner, len(rel_raw), False, picking)
+
+    ent_unique = list(dict.fromkeys(ent_selected))
+    fallbacks = stats.chunk_pick_fallbacks
+    base = list(stats.missing_chunk_ids)
+    rel_selected = pick_relations(ent_unique)
+    vec_ids = [v["chunk_id"] for v in vector_chunks]
+    later = vec_ids if picking.prefetch_vector_chunks else []
+
+    # One call: the likely head whole (as if every candidate were stored), the rest probed.
+    guess = round_robin(
+        [vec_ids, ent_unique, list(dict.fromkeys(rel_selected))], key=lambda c: c
+    )[: head + HEAD_SLACK]
+    probed = list(dict.fromkeys(chain(ent_unique, rel_selected, later)))
+    records, present = await chunk_store.get_chunks_and_presence(guess, probed)
+    whole: dict[str, Chunk] = {cid: rec for cid, rec in zip(guess, records, strict=True)
+                               if rec is not None}
+    present.update(c for c in probed if c in whole)
+    if ent_unique or rel_selected:  # as _fetch_in_order: nothing is fetched otherwise
+        missing = stats.missing_chunk_ids
+        missing.clear()
+        missing.update(dict.fromkeys(
+            _missing_order(base, ent_unique, rel_selected, later, present)))
+    else:
+        probed = []  # the full form fetched none of them: the vector chunks stay unknown
+    entity_chunks = [cid for cid in ent_unique if cid in present]
+    if len(entity_chunks) != len(ent_unique):
+        # a missing entity chunk: the relation pick is redone without skipping it
+        stats.chunk_pick_fallbacks = fallbacks
+        rel_selected = pick_relations(entity_chunks)
+        known = set(probed)
+        unknown = [c for c in dict.fromkeys(rel_selected) if c not in known]
+        if unknown:
+            _, more = await chunk_store.get_chunks_and_presence([], unknown)
+            present.update(more)
+            probed.extend(unknown)
+        missing = stats.missing_chunk_ids
+        missing.clear()
+        missing.update(dict.fromkeys(
+            _missing_order(base, ent_unique, rel_selected, later, present)))
+    relation_chunks = [cid for cid in dict.fromkeys(rel_selected) if cid in present]
+
+    # What the fetcher of the full form would know: the whole records, the missing ids.
+    run.fetcher.remember({c: None for c in probed if c not in present})
+    run.fetcher.remember(whole)
+
+    refs = round_robin(
+        [[(c, i) for i, c in enumerate(vec_ids)], [(c, -1) for c in entity_chunks],
+         [(c, -1) for c in relation_chunks]],
+        key=lambda ref: ref[0],
+    )
+    top = refs[:head]
+    lacking = [c for c, i in top if i < 0 and c not in whole]
+    if lacking:  # more candidates were missing than the slack covers
+        for cid, rec in zip(lacking, await run.fetcher.get(lacking), strict=True):
+            if rec is not None:
+                whole[cid] = rec
+    items: list[ChunkItem] = []
+    for cid, i in top:
+        if i >= 0:
+            v = vector_chunks[i]
+            items.append(ChunkItem(chunk_id=cid, content=v["content"], file_path=v["file_path"]))
+        else:
+            items.append(_item(cid, whole[cid]))
+    return items, len(refs)
