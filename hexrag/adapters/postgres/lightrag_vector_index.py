@@ -5,25 +5,24 @@ own SQL (see :mod:`hexrag.adapters.postgres.lightrag_layout`).
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hexrag.adapters._vector_index_props import VectorIndexProps
-from hexrag.adapters._vector_lightrag import lightrag_traits
+from hexrag.adapters._vector_lightrag import scoped_hits
 from hexrag.adapters.postgres._errors import translate_errors
-from hexrag.adapters.postgres._sql import quote_ident
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg, _timestamp
+from hexrag.adapters.postgres.vector_rows import (
+    LightRAGVectorRows,
+    PgVectorReads,
+    lightrag_vector_table,
+)
 from hexrag.core.query.source_ids import parse_source_ids
-from hexrag.core.scope import prefilter_match, scope_values
 from hexrag.domain.errors import ConfigurationError
-from hexrag.domain.records import GRAPH_FIELD_SEP, VectorHit, VectorNamespace, VectorRecord
+from hexrag.domain.records import VectorHit, VectorNamespace, VectorRecord
 from hexrag.domain.scope import QueryScope
-from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
-from hexrag.ports.vector_index import VectorIndexTraits
 
 if TYPE_CHECKING:
     import asyncpg
@@ -31,40 +30,8 @@ if TYPE_CHECKING:
 __all__ = ["LightRAGPgVectorIndex", "lightrag_vector_table"]
 
 
-_BASE_TABLES = {
-    "entities": "lightrag_vdb_entity",
-    "relationships": "lightrag_vdb_relation",
-    "chunks": "lightrag_vdb_chunks",
-}
-
-
-
 def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _vec(value: Any) -> np.ndarray:
-    """A ``vector`` column value as float32: pgvector's binary form (``vector_send``: int16
-    dimension, int16 unused, big-endian float4 values), its codec object, a list or text."""
-    if isinstance(value, bytes | bytearray | memoryview):
-        return np.frombuffer(value, dtype=">f4", offset=4).astype(np.float32)
-    if hasattr(value, "to_numpy"):
-        value = value.to_numpy()
-    elif isinstance(value, str):
-        value = json.loads(value)
-    return np.asarray(value, dtype=np.float32)
-
-
-def _vecs(values: list[Any]) -> list[np.ndarray]:
-    """:func:`_vec` of many ``vector_send`` values at once (one decode when all have one
-    dimension: each 4-byte header takes one float4 slot of the joined buffer)."""
-    if not values:
-        return []
-    if all(isinstance(v, bytes) for v in values) and len({len(v) for v in values}) == 1:
-        width = len(values[0]) // 4
-        matrix = np.frombuffer(b"".join(values), dtype=">f4").reshape(len(values), width)
-        return list(matrix[:, 1:].astype(np.float32))
-    return [_vec(v) for v in values]
 
 
 def _vector_text(vec: np.ndarray) -> str:
@@ -72,21 +39,15 @@ def _vector_text(vec: np.ndarray) -> str:
     return "[" + ",".join(map(repr, vec.astype(np.float32).tolist())) + "]"
 
 
-def lightrag_vector_table(namespace: str, model_name: str | None, dim: int) -> str:
-    """LightRAG's table name of a vector namespace (its model suffix rule)."""
-    base = _BASE_TABLES[namespace]
-    if not model_name or not model_name.strip():
-        return base
-    safe = re.sub(r"[^a-zA-Z0-9_]", "_", model_name.strip().lower())
-    return f"{base}_{safe}_{dim}d"
-
-
-
-class LightRAGPgVectorIndex(VectorIndexProps, _LightRAGPg):
+class LightRAGPgVectorIndex(PgVectorReads, VectorIndexProps, _LightRAGPg):
     """One of LightRAG's ``PGVectorStorage`` tables as a :class:`~hexrag.ports.VectorIndex`.
 
     A hit must score strictly above ``cosine_threshold`` (LightRAG's
-    ``cosine_better_than_threshold`` rule: ``score > threshold``).
+    ``cosine_better_than_threshold`` rule: ``score > threshold``), as its ``traits`` declare.
+    The rows, their conversion and the reads are the layout strategy's
+    (:class:`~hexrag.adapters.postgres.vector_rows.LightRAGVectorRows`,
+    :class:`~hexrag.adapters.postgres.vector_rows.PgVectorReads`); writes and searches are
+    LightRAG's own statements.
     """
 
     _kind = "LightRAG vector table"
@@ -103,31 +64,15 @@ class LightRAGPgVectorIndex(VectorIndexProps, _LightRAGPg):
         timeout: float | None = None,
     ) -> None:
         super().__init__(pool, workspace=workspace, timeout=timeout)
-        if namespace not in _BASE_TABLES:
-            raise ConfigurationError(f"unknown vector namespace {namespace!r}")
+        self._rows = rows = LightRAGVectorRows(
+            namespace, workspace=workspace, model_name=model_name, dim=int(dim)
+        )
         self._namespace: VectorNamespace = namespace
         self._dim = int(dim)
         self._threshold = float(cosine_threshold)
-        self._name = lightrag_vector_table(namespace, model_name, self._dim)
-        self._table = quote_ident(self._name)
-        extra = {
-            "entities": "entity_name, NULL::text AS src_id, NULL::text AS tgt_id, "
-            "NULL::text AS full_doc_id",
-            "relationships": "NULL::text AS entity_name, source_id AS src_id, "
-            "target_id AS tgt_id, NULL::text AS full_doc_id",
-            "chunks": "NULL::text AS entity_name, NULL::text AS src_id, NULL::text AS tgt_id, "
-            "full_doc_id",
-        }[namespace]
-        chunk_ids = "NULL::text[]" if namespace == "chunks" else "chunk_ids"
-        order = (
-            "tokens, chunk_order_index"
-            if namespace == "chunks"
-            else "NULL::int AS tokens, NULL::int AS chunk_order_index"
-        )
-        self._columns = (
-            f"id, {extra}, content, file_path, {chunk_ids} AS chunk_ids, {order}, "
-            "EXTRACT(EPOCH FROM create_time)::BIGINT AS created_at"
-        )
+        self._name = rows.name
+        self._table = rows.table
+        self._columns = rows.columns
         self._exact = False
 
     def set_exact_search(self, exact: bool) -> bool:
@@ -141,42 +86,6 @@ class LightRAGPgVectorIndex(VectorIndexProps, _LightRAGPg):
     def table(self) -> str:
         """The table name."""
         return self._name
-
-    @property
-    def traits(self) -> VectorIndexTraits:
-        """LightRAG's rules (:class:`~hexrag.ports.vector_index.VectorIndexTraits`): the strict
-        threshold and pgvector's order among ties, the table's own columns (a chunk row keeps
-        ``tokens`` / ``chunk_order_index`` as metadata and no ``source_id``), ``source_id`` as
-        ``chunk_ids`` (read back joined), ``create_time`` kept when a row is replaced."""
-        keys = ("tokens", "chunk_order_index") if self._namespace == "chunks" else ()
-        return lightrag_traits(self._namespace, metadata_keys=keys, stamps_created_at=False,
-                               keeps_first_created_at=True)
-
-    def _record(self, row: Mapping[str, Any], *, vector: Any = None) -> VectorRecord:
-        ids = row.get("chunk_ids")
-        source_id = GRAPH_FIELD_SEP.join(ids) if ids else None
-        metadata = {
-            k: row.get(k) for k in ("tokens", "chunk_order_index") if row.get(k) is not None
-        }
-        return VectorRecord(
-            id=row["id"],
-            vector=vector,
-            entity_name=row.get("entity_name"),
-            src_id=row.get("src_id"),
-            tgt_id=row.get("tgt_id"),
-            content=row.get("content"),
-            source_id=source_id,
-            file_path=row.get("file_path"),
-            full_doc_id=row.get("full_doc_id"),
-            created_at=row.get("created_at"),
-            metadata=metadata,
-        )
-
-    async def _vector_fetch(self, action: str, sql: str, *args: Any) -> list[Any]:
-        # stored vectors are read in pgvector's binary form (vector_send: no float-to-text on
-        # the server, one numpy decode here) and query vectors sent in its text form: no
-        # per-connection codec registration (a type lookup, one more round trip)
-        return await self._fetch(action, sql, *args)
 
     async def query(
         self,
@@ -208,88 +117,19 @@ class LightRAGPgVectorIndex(VectorIndexProps, _LightRAGPg):
         limit = top_k
         scoped = scope is not None and not scope.is_empty
         while True:
-            rows = await self._vector_fetch(
+            # the query vector travels in pgvector's text form: no per-connection codec
+            # registration (a type lookup, one more round trip)
+            rows = await self._fetch(
                 f"searching {self._name}", sql, self._workspace, 1 - self._threshold, limit,
                 _vector_text(q),
             )
-            hits = [
-                VectorHit(record=self._record(r), score=1.0 - float(r["distance"])) for r in rows
-            ]
-            if scoped:
-                hits = [
-                    h
-                    for h in hits
-                    if prefilter_match(
-                        scope, scope_values({}, h.record.file_path, h.record.full_doc_id)
-                    )
-                ]
+            hits = scoped_hits([
+                VectorHit(record=self._rows.record(r, None), score=1.0 - float(r["distance"]))
+                for r in rows
+            ], scope)
             if not scoped or len(hits) >= top_k or len(rows) < limit:
                 return hits[:top_k]
             limit *= 4
-
-    async def get(self, ids: Sequence[str]) -> list[VectorRecord | None]:
-        """Records (with vectors) in request order; ``None`` for a missing id."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return []
-        rows = await self._vector_fetch(
-            f"reading {self._name}",
-            f"SELECT {self._columns}, vector_send(content_vector) AS content_vector "
-            f"FROM {self._table} WHERE workspace = $1 AND id = ANY($2::text[])",
-            self._workspace,
-            wanted,
-        )
-        found = {
-            r["id"]: self._record(r, vector=_vec(r["content_vector"]))
-            for r in rows
-        }
-        return [found.get(i) for i in ids]
-
-    async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Stored float32 vectors of the ids found (as ``get_vectors_by_ids`` reads them)."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return {}
-        rows = await self._vector_fetch(
-            f"reading vectors of {self._name}",
-            f"SELECT id, vector_send(content_vector) AS content_vector FROM {self._table} "
-            "WHERE workspace = $1 AND id = ANY($2::text[])",
-            self._workspace,
-            wanted,
-        )
-        found = dict(zip((r["id"] for r in rows), _vecs([r["content_vector"] for r in rows]),
-                         strict=True))
-        return {i: found[i] for i in wanted if i in found}
-
-    async def count(self) -> int:
-        """Rows of this workspace."""
-        return int(
-            await self._fetchval(
-                f"counting {self._name}",
-                f"SELECT count(*) FROM {self._table} WHERE workspace = $1",
-                self._workspace,
-            )
-        )
-
-    async def scan_records(
-        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
-    ) -> Page[VectorRecord]:
-        """A page of records with their vectors, by id (keyset on the primary key)."""
-        check_scan_limit(limit)
-        rows = await self._vector_fetch(
-            f"scanning {self._name}",
-            f"""SELECT {self._columns}, vector_send(content_vector) AS content_vector
-                FROM {self._table} WHERE workspace = $1 AND ($2::text IS NULL OR id > $2::text)
-                ORDER BY id LIMIT $3""",
-            self._workspace,
-            cursor,
-            limit,
-        )
-        items = [
-            self._record(r, vector=_vec(r["content_vector"]))
-            for r in rows
-        ]
-        return Page(items, items[-1].id if len(items) == limit else None)
 
     def _row(self, r: VectorRecord) -> tuple[Any, ...]:
         if r.vector is None:
@@ -352,15 +192,3 @@ class LightRAGPgVectorIndex(VectorIndexProps, _LightRAGPg):
             async with self._pool.acquire(timeout=self._timeout) as conn, conn.transaction():
                 await register_vector(conn)
                 await conn.executemany(self._upsert_sql(), rows, timeout=self._timeout)
-
-    async def delete(self, ids: Sequence[str]) -> None:
-        """Remove rows of this workspace by id; unknown ids are ignored."""
-        wanted = list(dict.fromkeys(ids))
-        if wanted:
-            await self._execute(
-                f"deleting from {self._name}",
-                f"DELETE FROM {self._table} WHERE workspace = $1 AND id = ANY($2::text[])",
-                self._workspace,
-                wanted,
-            )
-

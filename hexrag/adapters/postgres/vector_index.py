@@ -27,10 +27,10 @@ from hexrag.adapters.postgres._vector_sql import (
     index_search_sql,
     upgrade_storage_sql,
 )
+from hexrag.adapters.postgres.vector_rows import HexragVectorRows, PgVectorReads
 from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import VectorHit, VectorNamespace, VectorRecord
 from hexrag.domain.scope import QueryScope
-from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:
     import asyncpg
@@ -110,7 +110,7 @@ def scope_condition(scope: QueryScope | None, first_param: int) -> tuple[str, li
     return " AND ".join(clauses), params
 
 
-class PgVectorIndex(VectorIndexProps, PgAdapter):
+class PgVectorIndex(PgVectorReads, VectorIndexProps, PgAdapter):
     """One namespace of embedded records in a pgvector table ``<prefix>_vdb_<namespace>``.
 
     Columns: ``id``, ``vector vector(dim)`` (HNSW ``vector_cosine_ops`` index), the
@@ -127,7 +127,9 @@ class PgVectorIndex(VectorIndexProps, PgAdapter):
     unscoped one uses the HNSW index with ``hnsw.ef_search`` chosen from ``top_k`` (the
     candidates read, ``top_k + CANDIDATE_SLACK``, at least ``ef_search``) for that
     statement. Vectors of up to :data:`~._vector_sql.INLINE_MAX_DIM` dimensions are stored
-    inline (a table of an older layout is converted on open, when DDL is allowed).
+    inline (a table of an older layout is converted on open, when DDL is allowed). Reads by
+    id, counts, deletes and scans are :class:`~.vector_rows.PgVectorReads` on hexrag's rows
+    (:class:`~.vector_rows.HexragVectorRows`), the code LightRAG's layout reads with too.
 
     Args:
         pool: a ready ``asyncpg`` pool.
@@ -194,6 +196,7 @@ class PgVectorIndex(VectorIndexProps, PgAdapter):
         self._hnsw = dim <= HNSW_MAX_DIM
         self._suffix = f"vdb_{namespace}"
         self._table = self._tables.qualified(self._suffix)
+        self._rows = HexragVectorRows(self._table)
 
     # -- port properties -------------------------------------------------------------------
 
@@ -403,63 +406,14 @@ class PgVectorIndex(VectorIndexProps, PgAdapter):
             return name
         return f"{quote_ident(self._tables.schema)}.{name}"
 
-    async def delete(self, ids: Sequence[str]) -> None:
-        """Remove records by id; unknown ids are ignored."""
-        await self._delete_ids(self._table, ids, "records")
-
     # -- reads ---------------------------------------------------------------------------------
-
-    async def get(self, ids: Sequence[str]) -> list[VectorRecord | None]:
-        """Records (with their float32 vectors) in request order; ``None`` for a missing id."""
-        rows = await self._rows_by_id(self._table, _COLUMNS, ids, "records")
-        found = {rid: row_to_vector_record(row) for rid, row in rows.items()}
-        return [found.get(i) for i in ids]
-
-    async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Stored float32 vectors of the ids found (missing ids absent, duplicates once)."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return {}
-        rows = await self._fetch(
-            f"reading {len(wanted)} vectors from {self._table}",
-            f"SELECT id, vector_send(vector) AS vector FROM {self._table} "
-            "WHERE id = ANY($1::text[])",
-            wanted,
-        )
-        # pgvector's binary form: int16 dimension, int16 unused, big-endian float4 values
-        found = {
-            row["id"]: np.frombuffer(row["vector"], dtype=">f4", offset=4).astype(np.float32)
-            for row in rows
-        }
-        return {i: found[i] for i in wanted if i in found}
+    # get, get_vectors, count, delete and scan_records: PgVectorReads, on HexragVectorRows
 
     def set_exact_search(self, exact: bool) -> bool:
         """Search exactly (never the HNSW index) while ``exact`` is true, else as built
         (:class:`~hexrag.ports.ExactSearchSwitch`); returns the previous setting."""
         previous, self._exact = self._exact, bool(exact) or self._configured_exact
         return previous
-
-    async def count(self) -> int:
-        """Number of stored records."""
-        return int(
-            await self._fetchval(f"counting {self._table}", f"SELECT count(*) FROM {self._table}")
-        )
-
-    async def scan_records(
-        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
-    ) -> Page[VectorRecord]:
-        """A page of records with their float32 vectors, by id (keyset on the primary key,
-        one statement; :class:`~hexrag.ports.scan.ScansVectorIndex`)."""
-        check_scan_limit(limit)
-        rows = await self._fetch(
-            f"scanning {self._table}",
-            f"""SELECT {_COLUMNS} FROM {self._table}
-                WHERE $1::text IS NULL OR id > $1::text ORDER BY id LIMIT $2""",
-            cursor,
-            limit,
-        )
-        items = [row_to_vector_record(row) for row in rows]
-        return Page(items, items[-1].id if len(items) == limit else None)
 
     async def query(
         self,
