@@ -143,6 +143,12 @@ def serve_command(
             "--allow-empty", help="Serve even when the stack holds no data (/health stays red)."
         ),
     ] = False,
+    lightrag_webui: Annotated[
+        bool,
+        typer.Option("--lightrag-webui",
+                     help="Also serve LightRAG's own WebUI (from the installed lightrag-hku) at "
+                     "/webui/; the playground stays at / and /playground."),
+    ] = False,
     workers: Annotated[
         int,
         typer.Option("--workers", min=1, max=64,
@@ -184,6 +190,11 @@ def serve_command(
         env = dict(os.environ)
         if cors_origins is not None:
             env["CORS_ORIGINS"] = cors_origins
+        if lightrag_webui:  # in the environment: worker processes read it too
+            from hexrag.api.webui import lightrag_webui_dir
+
+            lightrag_webui_dir()  # a clear error now when lightrag-hku is not installed
+            env["HEXRAG_LIGHTRAG_WEBUI"] = os.environ["HEXRAG_LIGHTRAG_WEBUI"] = "1"
         api = ApiSettings.from_env(env, api_key=key)
         plan = settings.plan()
         if not allow_empty and plan.workdir is None and all(

@@ -57,6 +57,7 @@ def stack_app(stack: Any, api: Any, *, workspace: str = "") -> Any:
         workspace=workspace or own,
     )
     app.state.workspace = workspace
+    app.state.plan, app.state.describe = stack.plan, stack.describe  # /health's configuration
     app.state.sections = stack.stores  # graph edits: every section (hexrag.api.lr_graph_routes)
     app.state.commit = stack.commit  # written back after each graph edit (a working directory)
     return app

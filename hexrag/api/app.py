@@ -28,6 +28,8 @@ from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 from starlette.middleware.cors import CORSMiddleware
 
+from hexrag.api.auth_routes import add_auth_routes
+from hexrag.api.auth_tokens import Tokens
 from hexrag.api.deadlines import HealthProbes, engine_with_deadlines
 from hexrag.api.documents import DocumentQueue, add_document_routes
 from hexrag.api.error_answers import _QUERY_ERRORS, add_error_handlers
@@ -37,6 +39,7 @@ from hexrag.api.lr_document_routes import add_lr_document_routes
 from hexrag.api.lr_graph_routes import add_lr_graph_routes
 from hexrag.api.metrics import Metrics
 from hexrag.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware, CatchAllMiddleware
+from hexrag.api.ollama_routes import add_ollama_routes
 from hexrag.api.ops_routes import add_ops_routes
 from hexrag.api.query_routes import add_query_routes
 from hexrag.api.strict_json import StrictJsonMiddleware
@@ -135,6 +138,7 @@ def create_app(
     app.state.metrics = metrics
     app.state.engine = engine
     app.state.settings = config
+    app.state.tokens = Tokens(config.auth)  # LightRAG's JWTs (accounts, guest mode)
 
     # Starlette wraps each add_middleware around the ones added before: the LAST added is the
     # OUTERMOST and runs first. Order of a request: CatchAll -> CORS -> API key -> workspace
@@ -148,9 +152,9 @@ def create_app(
                        larger={"/documents/upload": limits.max_upload_bytes})
     if workspace is not None:  # after the key, before any body: another workspace is 404
         app.add_middleware(WorkspaceGuardMiddleware, workspace=workspace)
-    if config.api_key:
+    if config.api_key or config.auth.configured:  # the key, or LightRAG's accounts
         app.add_middleware(ApiKeyMiddleware, api_key=config.api_key,
-                           whitelist=config.open_paths(*WEBUI_PATHS))
+                           whitelist=config.open_paths(*WEBUI_PATHS), tokens=app.state.tokens)
     if config.cors_origins:
         app.add_middleware(CORSMiddleware, **config.cors_options())
     app.add_middleware(
@@ -164,6 +168,8 @@ def create_app(
     add_ops_routes(app, engine, health_probes, required=required, metrics=metrics,
                    consistency=consistency, consistency_interval=consistency_interval)
     add_webui_routes(app, engine)
+    add_auth_routes(app, app.state.tokens, config.api_key)  # /login, /auth-status, /ui/...
+    add_ollama_routes(app, engine, limits)  # LightRAG's Ollama-compatible /api/*
 
     queue = DocumentQueue(ingestor)
     if ingest_unavailable:

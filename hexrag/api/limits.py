@@ -35,9 +35,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hexrag.core.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from hexrag.api.auth_tokens import AuthSettings
 
 __all__ = ["DOCS_PATHS", "ApiLimits", "ApiSettings"]
 
@@ -118,6 +121,12 @@ class ApiLimits:
         return cls(**values)
 
 
+def _auth_settings(env: Mapping[str, str] | None = None) -> AuthSettings:
+    from hexrag.api.auth_tokens import AuthSettings
+
+    return AuthSettings.from_env({} if env is None else env)
+
+
 def _csv(value: str | None) -> tuple[str, ...]:
     return tuple(p.strip() for p in (value or "").split(",") if p.strip())
 
@@ -130,6 +139,12 @@ class ApiSettings:
     api_key: str | None = None
     whitelist_paths: tuple[str, ...] = ("/health",)
     cors_origins: tuple[str, ...] = ()
+    #: LightRAG's accounts and JWT settings (``AUTH_ACCOUNTS``, ``TOKEN_SECRET``...; guest
+    #: mode when no account is set): :mod:`hexrag.api.auth_tokens`.
+    auth: AuthSettings = field(default_factory=lambda: _auth_settings())
+    #: Serve LightRAG's own WebUI (from the installed lightrag-hku) at ``/webui/``
+    #: (``hexrag serve --lightrag-webui``, ``HEXRAG_LIGHTRAG_WEBUI=1``).
+    lightrag_webui: bool = False
 
     @classmethod
     def from_env(
@@ -145,6 +160,9 @@ class ApiSettings:
             api_key=key or None,
             whitelist_paths=whitelist,
             cors_origins=_csv(env.get("CORS_ORIGINS")),
+            auth=_auth_settings(env),
+            lightrag_webui=(env.get("HEXRAG_LIGHTRAG_WEBUI") or "").strip().lower()
+            in ("1", "true", "yes", "on"),
         )
 
     def open_paths(self, *more: str) -> tuple[str, ...]:

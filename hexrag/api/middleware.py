@@ -153,58 +153,93 @@ def path_matches(path: str, patterns: tuple[str, ...]) -> bool:
 
 
 class ApiKeyCheck:
-    """The API key check shared by :class:`ApiKeyMiddleware` and the workspace router.
+    """The access check shared by :class:`ApiKeyMiddleware` and the workspace router.
 
     A request is let in when its ``X-API-Key`` header equals the key (constant-time
-    comparison); :meth:`refusal` gives LightRAG's message otherwise. :meth:`is_open` tells
-    whether the request's path is served without the key (the ``whitelist``)."""
+    comparison) or, with ``tokens`` (:class:`~hexrag.api.auth_tokens.Tokens`), when its
+    bearer token authenticates it by LightRAG's rules (:func:`~hexrag.api.auth_tokens.decide`:
+    an account's token, or a guest token where nothing is protected). :meth:`denial` gives
+    LightRAG's status and message otherwise; :meth:`is_open` tells whether the request's path
+    is served without credentials (the ``whitelist``)."""
 
-    def __init__(self, api_key: str, whitelist: tuple[str, ...]) -> None:
-        self.key = api_key.encode("utf-8")
+    def __init__(self, api_key: str | None, whitelist: tuple[str, ...],
+                 tokens: Any = None) -> None:
+        self.key = api_key.encode("utf-8") if api_key else None
         self.whitelist = whitelist
+        self.tokens = tokens
 
     def is_open(self, scope: Scope) -> bool:
         """Whether ``scope``'s path is whitelisted (served without the key)."""
         return path_matches(scope.get("path", ""), self.whitelist)
 
+    def denial(self, scope: Scope) -> tuple[int, str, dict[str, Any] | None]:
+        """``(0, "", claims)`` when the request's credentials let it in (``claims``: its
+        token's, when a token did), else ``(status, detail, None)``: 403 ``API Key
+        required`` / ``Invalid API Key``, or LightRAG's 401s for tokens."""
+        headers = scope.get("headers", [])
+        given = next((v for n, v in headers if n == b"x-api-key"), None)
+        if self.tokens is None:
+            if given is None:
+                return 403, "API Key required", None
+            if self.key is None or not hmac.compare_digest(given, self.key):
+                return 403, "Invalid API Key", None
+            return 0, "", None
+        from hexrag.api.auth_tokens import bearer_token, decide
+
+        status, detail = decide(token=bearer_token(headers), key_given=given,
+                                api_key=self.key, tokens=self.tokens)
+        if status is not None:
+            return status, str(detail), None
+        return 0, "", detail if isinstance(detail, dict) else None
+
     def refusal(self, scope: Scope) -> str | None:
-        """``None`` when the request carries the key, else why not: ``API Key required``
-        (no header) or ``Invalid API Key`` (a wrong one)."""
-        given = None
-        for name, value in scope.get("headers", []):
-            if name == b"x-api-key":
-                given = value
-                break
-        if given is None:
-            return "API Key required"
-        if not hmac.compare_digest(given, self.key):
-            return "Invalid API Key"
-        return None
+        """``None`` when the request carries the key (or a token that stands for it), else
+        why not (:meth:`denial`'s message)."""
+        status, detail, _ = self.denial(scope)
+        return detail if status else None
 
 
 class ApiKeyMiddleware:
     """403 unless the ``X-API-Key`` header equals the key (:class:`ApiKeyCheck`), except on
     whitelisted paths and CORS preflight requests. LightRAG's messages: ``API Key
-    required`` when the header is missing, ``Invalid API Key`` when it is wrong.
+    required`` when the header is missing, ``Invalid API Key`` when it is wrong. With
+    ``tokens`` a bearer token is checked by LightRAG's rules too (401s for tokens), and a
+    token past half its life gets a fresh one in the ``X-New-Token`` response header.
 
     It answers from the headers alone, without reading the body: it must sit outside
     :class:`BodyLimitMiddleware`, so that a stranger's request is refused at once, even
     when its body is large or never comes (the server then discards the body unread)."""
 
-    def __init__(self, app: ASGIApp, *, api_key: str, whitelist: tuple[str, ...]) -> None:
+    def __init__(self, app: ASGIApp, *, api_key: str | None, whitelist: tuple[str, ...],
+                 tokens: Any = None) -> None:
         self.app = app
-        self.check = ApiKeyCheck(api_key, whitelist)
+        self.check = ApiKeyCheck(api_key, whitelist, tokens)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") == "OPTIONS":
             await self.app(scope, receive, send)
             return
-        if not self.check.is_open(scope):
-            refusal = self.check.refusal(scope)
-            if refusal is not None:
-                await send_json(send, 403, {"detail": refusal})
-                return
-        await self.app(scope, receive, send)
+        if self.check.is_open(scope):
+            await self.app(scope, receive, send)
+            return
+        status, detail, claims = self.check.denial(scope)
+        if status:
+            await send_json(send, status, {"detail": detail})
+            return
+        fresh = (self.check.tokens.renewal(scope.get("path", ""), claims)
+                 if claims is not None and self.check.tokens is not None else None)
+        if fresh is None:
+            await self.app(scope, receive, send)
+            return
+
+        async def renewing(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = dict(message)
+                message["headers"] = [*message.get("headers", []),
+                                      (b"x-new-token", fresh.encode("ascii"))]
+            await send(message)
+
+        await self.app(scope, receive, renewing)
 
 
 class CatchAllMiddleware:

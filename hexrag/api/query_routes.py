@@ -4,6 +4,7 @@ within the configured limits and ``QUERY_TIMEOUT``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -18,8 +19,11 @@ from hexrag.api.error_answers import _DATA_ERRORS, _QUERY_ERRORS, _error_id, saf
 from hexrag.api.limits import ApiLimits
 from hexrag.api.metrics import Metrics
 from hexrag.api.models import SCOPE_FIELDS, QueryDataResponse, QueryRequest, QueryResponse
+from hexrag.api.query_progress import progress_engine
 from hexrag.core.errors import BackendTimeout, InvalidQuery
+from hexrag.core.model import QueryParam
 from hexrag.core.query.engine import QueryEngine, QueryResult
+from hexrag.core.query.validation import validate_query
 
 log = logging.getLogger("hexrag.api")
 
@@ -34,17 +38,25 @@ def _references(result: QueryResult, req: QueryRequest) -> list[dict[str, Any]] 
         return None
     data = (result.raw_data or {}).get("data") or {}
     refs = [dict(r) for r in data.get("references") or []]
-    if req.include_chunk_content:
+    if req.include_chunk_content:  # LightRAG: each reference's chunk texts, when it has any
         by_ref: dict[str, list[str]] = {}
         for c in data.get("chunks") or []:
-            by_ref.setdefault(c.get("reference_id", ""), []).append(c.get("content", ""))
+            ref_id, content = c.get("reference_id", ""), c.get("content", "")
+            if ref_id and content:
+                by_ref.setdefault(ref_id, []).append(content)
         for r in refs:
-            r["content"] = by_ref.get(r["reference_id"], [])
+            if r.get("reference_id", "") in by_ref:
+                r["content"] = by_ref[r["reference_id"]]
     return refs
 
 
 def _line(obj: Mapping[str, Any]) -> bytes:
     return (json.dumps(obj) + "\n").encode("utf-8")
+
+
+def _ndjson(lines: AsyncIterator[bytes]) -> StreamingResponse:
+    return StreamingResponse(lines, media_type="application/x-ndjson", headers={
+        "Cache-Control": "no-cache", "Connection": "keep-alive", "X-Accel-Buffering": "no"})
 
 
 def add_query_routes(app: FastAPI, engine: QueryEngine, limits: ApiLimits, metrics: Metrics
@@ -119,52 +131,83 @@ def add_query_routes(app: FastAPI, engine: QueryEngine, limits: ApiLimits, metri
         enforce(req)
         stream = req.stream if req.stream is not None else True
         param = req.to_query_param(stream=stream)
+        if req.include_progress:
+            return _progress_stream(req, param, started)
         result = await bounded(engine.query_result(req.query, param))
-        refs = _references(result, req)
+        return _answer_stream(req, param, result, started)
+
+    def _progress_stream(req: QueryRequest, param: QueryParam, started: float
+                         ) -> StreamingResponse:
+        """LightRAG's ``include_progress``: ``{"progress": step}`` lines as the query runs,
+        then the answer's lines. An invalid query is still refused before the stream."""
+        validate_query(req.query, param.mode)
+        events: asyncio.Queue[str | None] = asyncio.Queue()
+        watched = progress_engine(engine, param, events.put_nowait)
+
+        async def run() -> QueryResult:
+            try:
+                return await bounded(watched.query_result(req.query, param))
+            finally:
+                events.put_nowait(None)
+
+        task = asyncio.create_task(run())
 
         async def lines() -> AsyncIterator[bytes]:
             try:
-                if result.response_iterator is not None:
-                    if refs is not None:
-                        yield _line({"references": refs})
-                    async for piece in result.response_iterator:
-                        if piece:
-                            yield _line({"response": piece})
-                else:
-                    body: dict[str, Any] = {
-                        "response": result.content or NO_CONTEXT,
-                        "llm_generated": bool(result.content) and result.llm_generated,
-                    }
-                    if refs is not None:
-                        body["references"] = refs
-                    yield _line(body)
-            except Exception as exc:  # the stream has started: report in-band, then stop
-                error_id = _error_id()
-                metrics.errors.labels("stream").inc()
-                log.warning("stream failed (error_id=%s): %s", error_id, exc)
-                yield _line(
-                    {
-                        "status": "failed",
-                        "error": safe_text(exc) or type(exc).__name__,
-                        "error_id": error_id,
-                    }
-                )
-                return
-            elapsed = time.perf_counter() - started
-            metrics.observe(
-                "/query/stream", param.mode, result.raw_data, elapsed, cache_hit=result.cache_hit
-            )
-            yield _line({"status": "done", "response_time": round(elapsed, 3)})
+                while (step := await events.get()) is not None:
+                    yield _line({"progress": step})
+                try:
+                    result = await task
+                except Exception as exc:
+                    yield _failed(exc)
+                    return
+                async for line in _answer_lines(req, param, result, started):
+                    yield line
+            finally:
+                if not task.done():
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
 
-        return StreamingResponse(
-            lines(),
-            media_type="application/x-ndjson",
-            headers={
-                "Cache-Control": "no-cache",
-                "Connection": "keep-alive",
-                "X-Accel-Buffering": "no",
-            },
-        )
+        return _ndjson(lines())
+
+    def _failed(exc: Exception) -> bytes:
+        """The in-band failure line of a stream that has started."""
+        error_id = _error_id()
+        metrics.errors.labels("stream").inc()
+        log.warning("stream failed (error_id=%s): %s", error_id, exc)
+        return _line({"status": "failed", "error": safe_text(exc) or type(exc).__name__,
+                      "error_id": error_id})
+
+    def _answer_stream(req: QueryRequest, param: QueryParam, result: QueryResult,
+                       started: float) -> StreamingResponse:
+        return _ndjson(_answer_lines(req, param, result, started))
+
+    async def _answer_lines(req: QueryRequest, param: QueryParam, result: QueryResult,
+                            started: float) -> AsyncIterator[bytes]:
+        """References, response pieces, then the final status line."""
+        refs = _references(result, req)
+        try:
+            if result.response_iterator is not None:
+                if refs is not None:
+                    yield _line({"references": refs})
+                async for piece in result.response_iterator:
+                    if piece:
+                        yield _line({"response": piece})
+            else:
+                body: dict[str, Any] = {
+                    "response": result.content or NO_CONTEXT,
+                    "llm_generated": bool(result.content) and result.llm_generated,
+                }
+                if refs is not None:
+                    body["references"] = refs
+                yield _line(body)
+        except Exception as exc:  # the stream has started: report in-band, then stop
+            yield _failed(exc)
+            return
+        elapsed = time.perf_counter() - started
+        metrics.observe("/query/stream", param.mode, result.raw_data, elapsed,
+                        cache_hit=result.cache_hit)
+        yield _line({"status": "done", "response_time": round(elapsed, 3)})
 
     @app.post(
         "/query/data", response_model=QueryDataResponse, tags=["query"], responses=_DATA_ERRORS

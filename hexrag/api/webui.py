@@ -1,10 +1,17 @@
-"""The playground page (``/`` and ``/webui``) and the scope values it offers.
+"""The playground page (``/`` and ``/playground``; ``/webui`` too unless LightRAG's WebUI is
+served), the scope values it offers, and LightRAG's own WebUI (``/webui/``) on request.
 
 The page (``hexrag/api/static/``) is plain HTML + JavaScript with the graph-drawing library
 cytoscape vendored from the npm registry (``tools/webui/build.sh``): nothing is loaded from a
 CDN, it works offline. It calls the API like any client (``/query/data``, ``/query/stream``,
 ``/scope/values``, ``/workspaces``), sending the API key and the workspace header the user
 enters. The page and its static files hold no data, so they are served without a key.
+
+LightRAG's React WebUI is served at ``/webui/`` (as LightRAG does) when the settings ask for it
+(``hexrag serve --lightrag-webui``, ``HEXRAG_LIGHTRAG_WEBUI=1``): the built files shipped in
+the installed ``lightrag-hku`` wheel (``lightrag/api/webui/``, found with importlib, never
+copied), its ``index.html`` given LightRAG's runtime configuration. ``/webui`` then redirects
+to ``/webui/``; the playground stays at ``/`` and ``/playground``.
 """
 
 from __future__ import annotations
@@ -14,16 +21,22 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.types import Scope
 
+from hexrag.api.auth_routes import UI_OPEN_PATHS
+from hexrag.core.errors import ConfigurationError
 from hexrag.core.scope import chunk_meta
 
-__all__ = ["STATIC_DIR", "WEBUI_PATHS", "add_webui_routes"]
+__all__ = ["STATIC_DIR", "WEBUI_PATHS", "add_webui_routes", "lightrag_webui_dir"]
 
 STATIC_DIR = Path(__file__).parent / "static"
-#: Paths of the page and its files (whitelisted from the API key: they hold no data).
-WEBUI_PATHS = ("/", "/webui", "/webui/static/*")
+#: Paths of the pages and their files (whitelisted from the API key: they hold no data),
+#: and what LightRAG's WebUI reads before login (``/auth-status``, ``/login``,
+#: ``/ui/customization``: LightRAG serves them to anyone too).
+WEBUI_PATHS = ("/", "/playground", "/webui/*", *UI_OPEN_PATHS)
+_RUNTIME_PLACEHOLDER = b"<!-- __LIGHTRAG_RUNTIME_CONFIG__ -->"
 #: At most this many chunks are read to list scope values, and this many values per field.
 MAX_SCANNED_CHUNKS = 200_000
 MAX_VALUES = 1000
@@ -35,14 +48,26 @@ def add_webui_routes(app: FastAPI, engine: Any) -> None:
     ``app``."""
     app.mount("/webui/static", StaticFiles(directory=STATIC_DIR), name="webui-static")
     page = STATIC_DIR / "index.html"
+    settings = getattr(app.state, "settings", None)
+    lightrag = lightrag_webui_dir() if getattr(settings, "lightrag_webui", False) else None
+    app.state.lightrag_webui = lightrag
 
     @app.get("/", include_in_schema=False)
     async def root() -> FileResponse:
         return FileResponse(page, media_type="text/html")
 
-    @app.get("/webui", include_in_schema=False)
-    async def webui() -> FileResponse:
+    @app.get("/playground", include_in_schema=False)
+    async def playground() -> FileResponse:
         return FileResponse(page, media_type="text/html")
+
+    @app.get("/webui", include_in_schema=False)
+    async def webui() -> Response:
+        if lightrag is not None:
+            return RedirectResponse(url="/webui/")
+        return FileResponse(page, media_type="text/html")
+
+    if lightrag is not None:
+        app.mount("/webui", LightRAGWebUI(directory=lightrag, html=True), name="lightrag-webui")
 
     @app.get("/workspaces", tags=["ops"])
     async def workspaces() -> dict[str, Any]:
@@ -62,6 +87,59 @@ def add_webui_routes(app: FastAPI, engine: Any) -> None:
         values = await _collect(engine.stores.chunk_store)
         cached.update(at=time.monotonic(), values=values)
         return dict(values)
+
+
+def lightrag_webui_dir() -> Path:
+    """The built WebUI inside the installed ``lightrag-hku`` package; a
+    :class:`~hexrag.core.errors.ConfigurationError` naming the package when it is missing."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("lightrag")
+    if spec is None or spec.origin is None:
+        raise ConfigurationError("--lightrag-webui serves the WebUI shipped in the lightrag-hku "
+                                 "package, which is not installed (pip install "
+                                 "lightrag-hku==1.5.7)")
+    folder = Path(spec.origin).parent / "api" / "webui"
+    if not (folder / "index.html").is_file():
+        raise ConfigurationError(f"--lightrag-webui: the installed lightrag-hku has no built "
+                                 f"WebUI ({folder / 'index.html'} is missing)")
+    return folder
+
+
+def _runtime_config() -> bytes:
+    """LightRAG's ``window.__LIGHTRAG_CONFIG__`` script (the API at the server's root,
+    ``WEBUI_TITLE`` as the page title)."""
+    import json
+
+    from hexrag.api.auth_routes import ui_identity
+
+    payload = json.dumps({"apiPrefix": "", "webuiPrefix": "/webui/",
+                          "webuiTitle": ui_identity()["webui_title"]}).replace("</", "<\\/")
+    return (f"<script>window.__LIGHTRAG_CONFIG__ = {payload};"
+            "if(window.__LIGHTRAG_CONFIG__.webuiTitle)"
+            "{document.title=window.__LIGHTRAG_CONFIG__.webuiTitle;}</script>").encode()
+
+
+class LightRAGWebUI(StaticFiles):
+    """LightRAG's WebUI files as LightRAG's server serves them: ``index.html`` (the mount's
+    root) with the runtime configuration (API at the server's root) and no caching, hashed
+    assets cached for a year, the other entry page (``workspace.html``) not served here."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        """The file at ``path``; ``index.html`` with its configuration."""
+        if path.lower() == "workspace.html":
+            return Response(b'{"detail":"Not Found"}', status_code=404,
+                            media_type="application/json")
+        if path in ("", ".", "index.html"):
+            assert self.directory is not None
+            html = (Path(self.directory) / "index.html").read_bytes()
+            html = html.replace(_RUNTIME_PLACEHOLDER, _runtime_config())
+            return Response(html, media_type="text/html", headers={
+                "Cache-Control": "no-cache, no-store, must-revalidate"})
+        response = await super().get_response(path, scope)
+        if path.startswith("assets/") and response.status_code == 200:
+            response.headers["Cache-Control"] = "public, max-age=31536000, immutable"
+        return response
 
 
 async def _collect(store: Any) -> dict[str, Any]:

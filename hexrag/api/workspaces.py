@@ -165,6 +165,8 @@ class WorkspaceRouter:
     open_paths: tuple[str, ...] = ("/health",)
     cors: Mapping[str, Any] | None = None
     max_workspaces: int = 64
+    #: LightRAG's bearer tokens (:class:`~hexrag.api.auth_tokens.Tokens`), checked with the key.
+    tokens: Any = None
     _spaces: OrderedDict[str, _Workspace] = field(default_factory=OrderedDict)
     _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
     _building: set[str] = field(default_factory=set)
@@ -179,7 +181,8 @@ class WorkspaceRouter:
                 f"MAX_WORKSPACES={self.max_workspaces} is below the {len(pinned)} default and "
                 "declared workspaces" + (" plus one for workspace_pattern"
                                           if self.catalog.pattern is not None else ""))
-        self._key = ApiKeyCheck(self.api_key, self.open_paths) if self.api_key else None
+        guarded = self.api_key or (self.tokens is not None and self.tokens.settings.configured)
+        self._key = ApiKeyCheck(self.api_key, self.open_paths, self.tokens) if guarded else None
         self._local: Any = self._answer
         if self.cors is not None:
             self._local = CORSMiddleware(self._answer, **self.cors)
@@ -263,11 +266,11 @@ class WorkspaceRouter:
         if scope.get("method") == "OPTIONS":  # CORS preflight: never a workspace's business
             await self._reply(scope, receive, send, _json(405, "Method Not Allowed"))
             return
-        refusal = self._key.refusal(scope) if self._key is not None else None
-        if refusal is not None and not (self._key is not None and self._key.is_open(scope)):
-            await self._reply(scope, receive, send, _json(403, refusal))
+        status, refusal, _ = self._key.denial(scope) if self._key is not None else (0, "", None)
+        if status and not (self._key is not None and self._key.is_open(scope)):
+            await self._reply(scope, receive, send, _json(status, refusal))
             return
-        trusted = refusal is None  # it carries the key, or none is needed
+        trusted = not status  # it carries the key, or none is needed
         path = scope.get("path", "")
         if path == "/metrics":
             await self._reply(scope, receive, send, self._metrics)

@@ -466,7 +466,7 @@ def test_health_reports_the_last_consistency_check() -> None:
         summary = body["consistency"]
         assert summary["status"] == "done" and summary["clean"] is True, summary
         assert set(summary["errors"]) >= {"relation_vectors_without_edge", "dangling_source_ids"}
-        assert body["status"] == "ok"
+        assert body["status"] == "healthy"
         live.client.get("/health")
         assert len(runs) == 1  # cached until consistency_interval passes
     finally:

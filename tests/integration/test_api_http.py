@@ -409,7 +409,7 @@ def test_health_probes_every_store(api: Served, broken_api: Served) -> None:
     r = api.http.get("/health")
     assert r.status_code == 200
     body = r.json()
-    assert body["status"] == "ok" and body["llm"] is True
+    assert body["status"] == "healthy" and body["llm"] is True
     assert set(body["stores"]) == {"entities", "relationships", "chunks", "graph", "chunk_store"}
     assert all(s["status"] == "ok" for s in body["stores"].values())
     assert body["stores"]["chunk_store"]["count"] >= 9

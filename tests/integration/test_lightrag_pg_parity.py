@@ -153,7 +153,7 @@ def test_hexrag_serve_reads_the_deployment_in_place(world: World, tmp_path: Any)
                 want = world.run(hexrag_query_data(world.engines["WEIGHT"], mode, q))
                 assert got["data"] == want["data"], (q.label, mode)
         health = httpx.get(f"{served.url}/health").json()
-        assert health["status"] == "ok", health
+        assert health["status"] == "healthy", health
     finally:
         code, _out, err = served.stop()
     assert code == 0, err[-2000:]
