@@ -8,18 +8,16 @@ the same for chat and embeddings, logged, and testable.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import logging
-import math
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 import openai
 
 from hexrag.adapters._error_map import ErrorMap, Rule, from_module, matches, translating
+from hexrag.adapters._http_retry import RetryPolicy, parse_retry_after
 from hexrag.domain.errors import (
     BackendError,
     BackendTimeout,
@@ -48,25 +46,6 @@ class MalformedResponse(BackendError):
 
 
 @dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """Bounded exponential backoff; a server's ``Retry-After`` wins but is capped.
-
-    Attempt ``k`` (0-based) that failed waits ``min(backoff * 2**k, max_wait)``, or
-    ``min(retry_after, max_wait)`` when the server said how long to wait.
-    """
-
-    max_retries: int = 3
-    backoff: float = 0.5
-    max_wait: float = 20.0
-
-    def delay(self, attempt: int, retry_after: float | None) -> float:
-        """Seconds to wait after failed attempt ``attempt`` (0-based)."""
-        if retry_after is not None and math.isfinite(retry_after) and retry_after >= 0:
-            return min(retry_after, self.max_wait)
-        return min(self.backoff * (2.0**attempt), self.max_wait)
-
-
-@dataclass(frozen=True, slots=True)
 class Endpoint:
     """What error messages need to tell the user what to check."""
 
@@ -76,33 +55,6 @@ class Endpoint:
     base_url_var: str = "OPENAI_BASE_URL"
     api_key_var: str = "OPENAI_API_KEY"
     model_var: str = "LLM_MODEL"
-
-
-def parse_retry_after(
-    headers: Mapping[str, str] | None, *, now: float | None = None
-) -> float | None:
-    """Seconds from ``retry-after-ms`` / ``retry-after`` (seconds or HTTP date), else None."""
-    if not headers:
-        return None
-    lowered = {k.lower(): v for k, v in headers.items()}
-    raw_ms = lowered.get("retry-after-ms")
-    if raw_ms is not None:
-        try:
-            return max(float(raw_ms) / 1000.0, 0.0)
-        except ValueError:
-            pass
-    raw = lowered.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        parsed = email.utils.parsedate_tz(raw)
-        if parsed is None:
-            return None
-        when = email.utils.mktime_tz(parsed)
-        return max(when - (time.time() if now is None else now), 0.0)
-    return max(value, 0.0) if math.isfinite(value) else None
 
 
 def _error_code(exc: openai.APIStatusError) -> str | None:
@@ -246,20 +198,14 @@ ERRORS = ErrorMap(BACKEND, [
 
 def map_error(exc: BaseException, endpoint: Endpoint, what: str) -> HexragError:
     """Translate a driver exception into the hexrag error tree, naming what to check."""
-    ep = endpoint
     attempts = getattr(exc, "_hexrag_attempts", 1)
     return ERRORS.translate(
         exc,
         what=what,
-        where=f"{ep.base_url} (model {ep.model!r})",
+        where=f"{endpoint.base_url} (model {endpoint.model!r})",
         tries=f" after {attempts} attempt(s)" if attempts > 1 else "",
         desc=describe(exc),
-        base_url=ep.base_url,
-        model=ep.model,
-        timeout=ep.timeout,
-        base_url_var=ep.base_url_var,
-        api_key_var=ep.api_key_var,
-        model_var=ep.model_var,
+        **asdict(endpoint),  # base_url, model, timeout and the variables to check
     )
 
 

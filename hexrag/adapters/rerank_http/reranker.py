@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
-import math
 import os
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
 
 from hexrag.adapters._error_map import ErrorMap, Rule
+from hexrag.adapters._http_retry import RetryPolicy, parse_retry_after
 from hexrag.domain.errors import (
     BackendError,
     BackendTimeout,
@@ -128,21 +126,6 @@ def _preview(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    lowered = {k.lower(): v for k, v in headers.items()}
-    raw = lowered.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        parsed = email.utils.parsedate_tz(raw)
-        if parsed is None:
-            return None
-        return max(email.utils.mktime_tz(parsed) - time.time(), 0.0)
-    return max(value, 0.0) if math.isfinite(value) else None
-
-
 def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, _Status):
         return exc.status in _RETRYABLE_STATUS or exc.status >= 500
@@ -230,8 +213,7 @@ class HttpReranker:
         self._api_key = api_key
         self._timeout = float(timeout)
         self._max_retries = max_retries
-        self._backoff = retry_backoff
-        self._max_wait = max_retry_wait
+        self._policy = RetryPolicy(max_retries, retry_backoff, max_retry_wait)
         self._extra_body = dict(extra_body) if extra_body else None
         self._client = client
         self._owns_client = client is None
@@ -313,11 +295,10 @@ class HttpReranker:
                     attempt += 1
 
     def _delay(self, attempt: int, exc: BaseException) -> float:
-        if isinstance(exc, _Status):
-            after = _retry_after(exc.headers)
-            if after is not None:
-                return min(after, self._max_wait)
-        return min(self._backoff * (2.0**attempt), self._max_wait)
+        after = (
+            parse_retry_after(exc.headers, milliseconds=False) if isinstance(exc, _Status) else None
+        )
+        return self._policy.delay(attempt, after)
 
     async def _post(self, payload: dict[str, Any], headers: dict[str, str]) -> Any:
         if self._client is None:
