@@ -12,10 +12,11 @@ the demo, :mod:`hexrag.testing` and the benches. :mod:`hexrag.config` only parse
 :class:`~hexrag.config.StackConfig` or ``"memory"``; :func:`open` (also named
 :func:`open_stack`) turns one into an :class:`App`: its sections as the one
 :class:`~hexrag.ports.stack.Stack` (each opened by its adapter package's declaration,
-:mod:`hexrag.openings`), an engine, its recorded model (:mod:`hexrag.manifests`), and ``record_model``/``commit``/``aclose``. A
-working directory is read into memory and, when it is written to (an import or migration
-target), written back atomically by ``commit`` (LightRAG's file format, so LightRAG 1.5.7
-opens it), its ``hexrag_manifest.json`` last.
+:mod:`hexrag.openings`), an engine, its recorded model (:mod:`hexrag.manifests`), and
+``record_model``/``commit``/``aclose``. A working directory is read into memory (a
+:class:`~hexrag.adapters.workdir.WorkdirStack`, which is that Stack) and, when it is written
+to (an import or migration target), written back atomically by ``commit`` (LightRAG's file
+format, so LightRAG 1.5.7 opens it), its ``hexrag_manifest.json`` last.
 """
 
 from __future__ import annotations
@@ -642,11 +643,10 @@ async def _open_workdir(
                             embedder=spec or chosen, layout="workdir",
                             workspace=workspace)
     stack_model = StackModel(store, recorded, current, known=known, where=str(path))
-    stores = StackStores(**wd.stack_stores(), embedding_model=stack_model.embedding_model,
-                         manifest=store)
-    engine = compose_engine(wd.engine_stores(), embedder=model, llm=llm,
-                            settings=engine_config, fragments=wd.documents)
+    wd.embedding_model, wd.manifest = stack_model.embedding_model, store  # it is the Stack
+    engine = compose_engine(wd, embedder=model, llm=llm, settings=engine_config,
+                            fragments=wd.documents)
     return App(
-        stores=stores, engine=engine, model=stack_model, description=str(path),
+        stores=wd, engine=engine, model=stack_model, description=str(path),
         workdir=path, workdir_stack=wd, closers=[("embedder", c) for c in closers],
     )

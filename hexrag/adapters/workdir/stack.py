@@ -74,6 +74,7 @@ from hexrag.core.query.source_ids import join_source_ids, parse_source_ids
 from hexrag.domain.errors import ConfigurationError, NotFound
 from hexrag.domain.records import Relation
 from hexrag.ports.cache import KV_NAMESPACES
+from hexrag.ports.stack import Stack
 
 __all__ = [
     "WorkdirStack",
@@ -93,9 +94,10 @@ def _empty_kv() -> dict[str, MemoryCache]:
     return {ns: MemoryCache(ns) for ns in KV_NAMESPACES}
 
 
-@dataclass
-class WorkdirStack:
-    """The memory adapters holding one LightRAG working directory.
+@dataclass(kw_only=True)
+class WorkdirStack(Stack):
+    """The one :class:`~hexrag.ports.stack.Stack`, held by the memory adapters of one
+    LightRAG working directory, with what writing the files back needs.
 
     ``entities``/``relationships``/``chunks`` are the three vector indexes, ``graph`` the
     knowledge graph, ``chunk_store`` the text chunks, ``cache`` the LLM response cache.
@@ -121,24 +123,12 @@ class WorkdirStack:
     #: LightRAG's document-side key-value namespaces (``kv_store_<namespace>.json``, see
     #: :mod:`hexrag.adapters.workdir.kv`), every one of
     #: :data:`~hexrag.ports.cache.KV_NAMESPACES`.
-    kv: dict[str, MemoryCache] = field(default_factory=_empty_kv)
+    kv: dict[str, MemoryCache] = field(default_factory=_empty_kv)  # type: ignore[assignment]
 
     def stack_stores(self) -> dict[str, Any]:
-        """Every store of the stack by its :class:`~hexrag.transfer.StackStores` field name
-        (the engine's stores, ``documents`` and ``kv``): what export and migration copy."""
+        """Every section by its :class:`~hexrag.ports.stack.Stack` field name (the engine's
+        stores, ``documents`` and ``kv``)."""
         return {**self.engine_stores(), "documents": self.documents, "kv": dict(self.kv)}
-
-    def engine_stores(self) -> dict[str, Any]:
-        """Keyword arguments for :class:`hexrag.core.query.engine.QueryEngine` (all but the
-        models)."""
-        return {
-            "entities": self.entities,
-            "relationships": self.relationships,
-            "chunks": self.chunks,
-            "graph": self.graph,
-            "chunk_store": self.chunk_store,
-            "cache": self.cache,
-        }
 
     def vector_index(self, namespace: str) -> MemoryVectorIndex:
         """The index of ``namespace`` (``entities``, ``relationships`` or ``chunks``)."""
