@@ -10,13 +10,14 @@ process and on one event loop it times LightRAG's ``aquery_data`` and hexrag's `
 for every mode, keywords supplied (no LLM), median over the queries, sides alternating per
 query, and checks that both returned the same data (WEIGHT exactly, VECTOR chunks as sets).
 
-Printed per pick: the side-by-side table (with ``--before``, also hexrag with the chunk lookup
-as it was: a scan of every edge), hexrag's per-stage medians (``bench/lightrag_pg_profile.py``:
-embed, vector search, graph expansion, chunk recovery, other = truncation/context/Python) and
-round trips per store, and "the floor": the statements each query sent, replayed back to back
-on one bare asyncpg connection, with hexrag's time as a multiple of it. ``--explain`` prints
-EXPLAIN (ANALYZE, BUFFERS) times of every statement of the first query per mode;
-``--pyinstrument MODE`` prints a pyinstrument profile of hexrag's side for that mode.
+Printed per pick: the side-by-side table (with ``--before``, also hexrag as it was before stage
+3's head form: every candidate chunk read whole), hexrag's per-stage medians
+(``bench/lightrag_pg_profile.py``: embed, vector search, graph expansion, chunk recovery, other
+= truncation/context/Python) and round trips per store, and "the floor": the statements each
+query sent, replayed back to back on one bare asyncpg connection, with hexrag's time as a
+multiple of it. ``--explain`` prints EXPLAIN (ANALYZE, BUFFERS) times of every statement of the
+first query per mode; ``--pyinstrument MODE`` prints a pyinstrument profile of hexrag's side
+for that mode.
 
 Usage::
 
@@ -46,6 +47,7 @@ for p in (REPO, REPO / "bench"):
 
 from lightrag_pg_profile import Probe, explain, floor_seconds, summarise  # noqa: E402
 from parity_bench import SIZES, _spec  # noqa: E402
+from stage_clock import FullChunkRead  # noqa: E402
 
 from hexrag.devtools.lightrag_data import (  # noqa: E402
     diff_query_data,
@@ -67,18 +69,6 @@ workspace    = "{workspace}"
 lightrag_model_name = "{model}"
 embedder     = "hashing"
 """
-
-
-class _ScanOnlyGraph:
-    """The graph store without the pair-narrowed chunk lookup: hexrag's lookup as it was."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "get_edges_by_chunk_ids_of_pairs" or name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._inner, name)
 
 
 async def _deployment_exists(dsn: str, workspace: str) -> bool:
@@ -124,7 +114,8 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
     if not await _deployment_exists(dsn, workspace):
         t0 = time.perf_counter()
         print(f"[{size}] writing the deployment with LightRAG's PG classes ...", flush=True)
-        await write_lightrag_pg(dataset, dsn, parity_embedder(), workspace=workspace)
+        await write_lightrag_pg(dataset, dsn, parity_embedder(), workspace=workspace,
+                                defer_vector_index=True)
         print(f"[{size}] written in {time.perf_counter() - t0:.0f} s", flush=True)
     queries = keyword_queries(dataset, args.queries)
     bare = await asyncpg.connect(dsn)
@@ -142,7 +133,7 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
             before = None
             if args.before:
                 before = compose_engine(
-                    {**stores, "graph": _ScanOnlyGraph(stores["graph"])},
+                    {**stores, "chunk_store": FullChunkRead(stores["chunk_store"])},
                     embedder=hx_embedder, settings=engine.settings,
                 )
             try:
@@ -220,7 +211,7 @@ def _print(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
           f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
           f"on {os.cpu_count()} cores")
     print("\n| pick | mode | LightRAG | hexrag (README TOML) | ratio | identical |"
-          + (" hexrag before (scan lookup) | ratio | same as before |" if args.before else ""))
+          + (" hexrag before (every chunk read) | ratio | same as before |" if args.before else ""))
     print("|---|---|---:|---:|---:|---|" + ("---:|---:|---|" if args.before else ""))
     for r in rows:
         line = (f"| {r['pick']} | {r['mode']} | {r['lightrag_ms']:.1f} | {r['hexrag_ms']:.1f} | "
@@ -251,7 +242,8 @@ def main() -> None:
     ap.add_argument("--picks", default="WEIGHT,VECTOR", help="comma-separated chunk picks")
     ap.add_argument("--dsn", default=None, help="PostgreSQL with pgvector (default: pgserver)")
     ap.add_argument("--before", action="store_true",
-                    help="also time hexrag with the chunk lookup as it was (scan of every edge)")
+                    help="also time hexrag as it was before the head form of stage 3 (every "
+                         "candidate chunk read whole)")
     ap.add_argument("--explain", action="store_true",
                     help="EXPLAIN (ANALYZE, BUFFERS) every statement of the first query per mode")
     ap.add_argument("--pyinstrument", default=None, choices=MODES,

@@ -61,7 +61,7 @@ for p in (REPO, REPO / "bench"):
 
 from lightrag_pg_bench import _deployment_exists  # noqa: E402
 from parity_bench import SIZES, _spec  # noqa: E402
-from stage_clock import StageClock, stage_table  # noqa: E402
+from stage_clock import FullChunkRead, StageClock, stage_table  # noqa: E402
 
 from hexrag.devtools.lightrag_data import (  # noqa: E402
     diff_query_data,
@@ -147,19 +147,6 @@ class TimedStore:
                 self._sink[(self._name, attr)].append(time.perf_counter() - t0)
 
         return timed
-
-
-class FullChunkRead:
-    """A chunk store without the presence probe (``ChunksWithPresence``): stage 3 then reads
-    every candidate chunk whole, as hexrag did before the head form (the "before" column)."""
-
-    def __init__(self, store: Any) -> None:
-        self._store = store
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr == "get_chunks_and_presence":
-            raise AttributeError(attr)
-        return getattr(self._store, attr)
 
 
 async def replay(conn: Any, sent: list[tuple[str, str, tuple[Any, ...]]]) -> float:
@@ -272,7 +259,8 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
     if not await _deployment_exists(dsn, workspace):
         t0 = time.perf_counter()
         print(f"[{size}] writing the deployment with LightRAG's PG classes ...", flush=True)
-        await write_lightrag_pg(dataset, dsn, embedder, workspace=workspace)
+        await write_lightrag_pg(dataset, dsn, embedder, workspace=workspace,
+                                defer_vector_index=True)
         print(f"[{size}] written in {time.perf_counter() - t0:.0f} s", flush=True)
     queries = keyword_queries(dataset, args.queries)
     raw_pool = await create_pool(dsn, max_size=8)

@@ -27,7 +27,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-__all__ = ["STAGE_FUNCTIONS", "StageClock", "stage_table"]
+__all__ = ["STAGE_FUNCTIONS", "FullChunkRead", "StageClock", "stage_table"]
 
 STAGE_FUNCTIONS = (
     "perform_search", "vector_chunks", "truncate", "recover_chunks", "recover_chunk_head",
@@ -171,3 +171,16 @@ def stage_table(profiles: list[dict[str, float]]) -> dict[str, float]:
     """Median ms per key over ``profiles`` (a missing key counts 0)."""
     keys = sorted({k for p in profiles for k in p}, key=lambda k: (k != "wall", k))
     return {k: 1000 * statistics.median(p.get(k, 0.0) for p in profiles) for k in keys}
+
+
+class FullChunkRead:
+    """A chunk store without the presence probe (``ChunksWithPresence``): stage 3 then reads
+    every candidate chunk whole, as hexrag did before the head form (the "before" column)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr == "get_chunks_and_presence":
+            raise AttributeError(attr)
+        return getattr(self._store, attr)
