@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters.neo4j import cypher
-from hexrag.adapters.neo4j.convert import (
-    edge_items,
-    edge_row,
-    entity_from_props,
-    node_item,
-    order_by_insertion,
-    order_node_edges,
-    order_pair,
-)
+from hexrag.adapters.neo4j.convert import entity_from_props
 from hexrag.adapters.neo4j.errors import translate_errors
-from hexrag.domain.errors import ConfigurationError, InvalidQuery
+from hexrag.adapters.neo4j.layouts import Neo4jLayout
+from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import Entity, Relation
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
@@ -41,6 +33,11 @@ class Neo4jGraphStore:
 
     The driver is used as given and not closed, except one made by :meth:`from_url`
     (closed by :meth:`aclose`). Constructing the store opens no connection.
+
+    ``layout`` is how the graph sits in Neo4j (:mod:`hexrag.adapters.neo4j.layouts`):
+    hexrag's own by default; LightRAG's ``Neo4JStorage`` layout is
+    :class:`~hexrag.adapters.neo4j.lightrag_layout.LightRAGNeo4jLayout` (opened by
+    :class:`~hexrag.adapters.neo4j.lightrag_layout.LightRAGNeo4jGraphStore`).
     """
 
     def __init__(
@@ -51,6 +48,7 @@ class Neo4jGraphStore:
         database: str | None = None,
         create_indexes: bool = True,
         owns_driver: bool = False,
+        layout: Neo4jLayout | None = None,
     ) -> None:
         self._driver = driver
         self._workspace = cypher.validate_workspace(workspace)
@@ -59,7 +57,9 @@ class Neo4jGraphStore:
         self._owns_driver = owns_driver
         self._schema_ready = False
         self._schema_lock = asyncio.Lock()
-        self._text = {s.name: cypher.render(s, workspace) for s in cypher.ALL_STATEMENTS}
+        self._layout = layout or Neo4jLayout()
+        self._q = self._layout.statements
+        self._text = {s.name: cypher.render(s, workspace) for s in self._q.all()}
 
     @classmethod
     def from_url(
@@ -123,14 +123,15 @@ class Neo4jGraphStore:
         return await self._execute(statement, params)
 
     async def ensure_indexes(self) -> None:
-        """Create the label index, the ``relation_id`` index and the counter constraint.
+        """Create the layout's indexes: hexrag's label index, ``relation_id`` index and counter
+        constraint; LightRAG's ``entity_id`` index.
 
         Idempotent (``IF NOT EXISTS``); called by the first use of the store.
         """
         async with self._schema_lock:
             if self._schema_ready:
                 return
-            for statement in cypher.SCHEMA_STATEMENTS:
+            for statement in self._q.schema:
                 await self._execute(statement, {})
             self._schema_ready = True
 
@@ -146,38 +147,55 @@ class Neo4jGraphStore:
 
     async def upsert_nodes(self, entities: Sequence[Entity]) -> None:
         """Insert or replace nodes by name (idempotent; replacing keeps the node's edges)."""
-        items = {e.name: node_item(e) for e in entities}  # last duplicate wins
+        items = self._layout.node_items(entities)
         if items:
-            await self._run(cypher.UPSERT_NODES, items=list(items.values()))
+            await self._run(self._q.upsert_nodes, items=items)
 
     async def upsert_edges(self, relations: Sequence[Relation]) -> None:
         """Insert or replace relations by ``id`` (idempotent), as if one after the other.
 
         Missing endpoint nodes are created with no properties. A replaced relation keeps
         its position in the edge order; one re-upserted with other endpoints is moved.
+        (LightRAG's layout: one relationship per pair, properties merged.)
         """
-        items = edge_items(relations)
-        if items:
-            await self._run(cypher.UPSERT_EDGES, workspace=self._workspace, items=items)
+        params = self._layout.edge_params(relations, self._workspace)
+        if params is not None:
+            await self._run(self._q.upsert_edges, **params)
 
     async def delete_nodes(self, names: Sequence[str]) -> None:
         """Remove nodes and every incident relation; unknown names are ignored."""
         unique = list(dict.fromkeys(names))
         if unique:
-            await self._run(cypher.DELETE_NODES, names=unique)
+            await self._run(self._q.delete_nodes, names=unique)
 
     async def delete_edges(self, relation_ids: Sequence[str]) -> None:
-        """Remove relations by id; unknown ids are ignored."""
+        """Remove relations by id; unknown ids are ignored. A layout without relation ids
+        (LightRAG's: the id is the pair's) maps ids to pairs with a paged walk of the
+        workspace's relationships first, then deletes the pairs in one statement."""
         unique = list(dict.fromkeys(relation_ids))
-        if unique:
-            await self._run(cypher.DELETE_EDGES, ids=unique)
+        if not unique:
+            return
+        if self._layout.relation_ids:
+            await self._run(self._q.delete_edges, ids=unique)
+            return
+        wanted = set(unique)
+        pairs: list[dict[str, str]] = []
+        cursor: str | None = None
+        while True:
+            page = await self.scan_edges(cursor, limit=DEFAULT_SCAN_LIMIT)
+            pairs += [{"a": r.src_id, "b": r.tgt_id} for r in page.items if r.id in wanted]
+            if page.cursor is None:
+                break
+            cursor = page.cursor
+        if pairs:
+            await self._run(self._q.delete_edges, pairs=pairs)
 
     async def drop(self) -> None:
         """Delete the whole workspace (nodes, relations, sequence counter) in one transaction.
 
         Not part of the port; meant for tests and small graphs.
         """
-        await self._run(cypher.DROP_WORKSPACE, workspace=self._workspace)
+        await self._run(self._q.drop, **self._layout.drop_params(self._workspace))
 
     # ----------------------------------------------------------------------------------
     # Reads
@@ -188,7 +206,7 @@ class Neo4jGraphStore:
         unique = list(dict.fromkeys(names))
         if not unique:
             return {}
-        records = await self._run(cypher.GET_NODES, names=unique)
+        records = await self._run(self._q.get_nodes, names=unique)
         found = {
             str(r["name"]): entity_from_props(str(r["name"]), r["props"] or {}) for r in records
         }
@@ -202,7 +220,7 @@ class Neo4jGraphStore:
         unique = list(dict.fromkeys(names))
         if not unique:
             return {}
-        records = await self._run(cypher.NODE_DEGREES, names=unique)
+        records = await self._run(self._q.node_degrees, names=unique)
         found = {str(r["name"]): int(r["degree"]) for r in records}
         return {name: found.get(name, 0) for name in unique}
 
@@ -214,15 +232,12 @@ class Neo4jGraphStore:
         return {(a, b): degrees[a] + degrees[b] for a, b in pairs}
 
     async def get_node_edges(self, names: Sequence[str]) -> dict[str, list[Relation]]:
-        """All relations incident to each name, in the port's edge order (``[]`` if none)."""
+        """All relations incident to each name, in the layout's edge order (``[]`` if none)."""
         unique = list(dict.fromkeys(names))
         if not unique:
             return {}
-        records = await self._run(cypher.GET_NODE_EDGES, names=unique)
-        rows: dict[str, list[Any]] = {name: [] for name in unique}
-        for record in records:
-            rows[str(record["name"])].append(edge_row(record))
-        return {name: order_node_edges(name, rows[name]) for name in unique}
+        records = await self._run(self._q.get_node_edges, names=unique)
+        return self._layout.node_edges(unique, records)
 
     async def get_edges_by_pairs(
         self, pairs: Sequence[tuple[str, str]]
@@ -235,12 +250,9 @@ class Neo4jGraphStore:
         if not unique:
             return {}
         records = await self._run(
-            cypher.GET_EDGES_BY_PAIRS, pairs=[{"a": a, "b": b} for a, b in unique]
+            self._q.get_edges_by_pairs, pairs=[{"a": a, "b": b} for a, b in unique]
         )
-        rows: dict[tuple[str, str], list[Any]] = {}
-        for record in records:
-            rows.setdefault((str(record["a"]), str(record["b"])), []).append(edge_row(record))
-        return {pair: order_pair(rows[pair]) for pair in unique if pair in rows}
+        return self._layout.pair_edges(unique, records)
 
     async def get_edges_by_chunk_ids(self, chunk_ids: Sequence[str]) -> dict[str, list[Relation]]:
         """Relations whose ``source_id`` names each chunk id, matched as a whole id.
@@ -250,60 +262,36 @@ class Neo4jGraphStore:
         unique = list(dict.fromkeys(chunk_ids))
         if not unique:
             return {}
-        records = await self._run(cypher.GET_EDGES_BY_CHUNK_IDS, chunk_ids=unique)
-        wanted = set(unique)
-        rows: dict[str, list[Any]] = {}
-        for record in records:
-            row = edge_row(record)
-            for chunk_id in (record["props"] or {}).get("chunk_ids") or ():
-                if chunk_id in wanted:
-                    rows.setdefault(chunk_id, []).append(row)
-        return {cid: order_by_insertion(rows[cid]) for cid in unique if cid in rows}
+        records = await self._run(self._q.get_edges_by_chunk_ids, chunk_ids=unique)
+        return self._layout.chunk_edges(unique, records)
 
     async def scan_nodes(
         self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
     ) -> Page[Entity]:
         """A page of nodes by ``entity_id`` (one statement; the scan capability)."""
         check_scan_limit(limit)
-        records = await self._run(cypher.SCAN_NODES, after=cursor, limit=limit)
+        records = await self._run(self._q.scan_nodes, after=cursor, limit=limit)
         items = [entity_from_props(str(r["name"]), r["props"] or {}) for r in records]
         return Page(items, items[-1].name if len(items) == limit else None)
 
     async def scan_edges(
         self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
     ) -> Page[Relation]:
-        """A page of relations in insertion order (one statement; the scan capability).
-
-        The cursor is the JSON of the last row's ``[hexrag_seq, src, tgt]``."""
+        """A page of relations (one statement; the scan capability): in insertion order with
+        a ``[hexrag_seq, src, tgt]`` JSON cursor (LightRAG's layout: by ``(source, target)``
+        with a ``[src, tgt]`` cursor)."""
         check_scan_limit(limit)
-        after: list[Any] = [None, None, None]
-        if cursor is not None:
-            try:
-                after = json.loads(cursor)
-                if not (isinstance(after, list) and len(after) == 3):
-                    raise ValueError(cursor)
-            except ValueError:
-                raise InvalidQuery(f"not a scan cursor of this store: {cursor[:40]!r}") from None
-        records = await self._run(
-            cypher.SCAN_EDGES,
-            after_seq=after[0],
-            after_src=after[1],
-            after_tgt=after[2],
-            limit=limit,
-        )
-        items = [edge_row(r).relation for r in records]
-        nxt = None
-        if len(records) == limit:
-            last = records[-1]
-            nxt = json.dumps([int(last["seq"]), str(last["src"]), str(last["tgt"])])
+        params = self._layout.scan_edges_params(cursor)
+        records = await self._run(self._q.scan_edges, limit=limit, **params)
+        items, nxt = self._layout.edge_page(records, limit)
         return Page(items, nxt)
 
     async def count_nodes(self) -> int:
         """Number of nodes in the workspace."""
-        records = await self._run(cypher.COUNT_NODES)
+        records = await self._run(self._q.count_nodes)
         return int(records[0]["total"]) if records else 0
 
     async def count_edges(self) -> int:
         """Number of relations in the workspace."""
-        records = await self._run(cypher.COUNT_EDGES)
+        records = await self._run(self._q.count_edges)
         return int(records[0]["total"]) if records else 0
