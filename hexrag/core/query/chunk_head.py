@@ -59,6 +59,30 @@ def _missing_order(
     return list(order)
 
 
+def _merged_head(
+    vec_ids: Sequence[str], ent_ids: Sequence[str], rel_ids: Sequence[str], head: int
+) -> tuple[list[tuple[str, int]], int]:
+    """The first ``head`` ids of ``round_robin([vec, ent, rel])`` (each with its position in
+    ``vec_ids``, or -1) and the merged list's length, without building the rest of it."""
+    n_merged = len(set(chain(vec_ids, ent_ids, rel_ids)) - {""})
+    top: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    sources: list[Sequence[str]] = [vec_ids, ent_ids, rel_ids]
+    limit = min(head, n_merged)
+    i = 0
+    while len(top) < limit:
+        for s, src in enumerate(sources):
+            if i < len(src):
+                cid = src[i]
+                if cid and cid not in seen:
+                    seen.add(cid)
+                    top.append((cid, i if s == 0 else -1))
+                    if len(top) == limit:
+                        break
+        i += 1
+    return top, n_merged
+
+
 async def recover_chunk_head(
     chunk_index: VectorIndex,
     chunk_store: ChunksWithPresence,
@@ -148,12 +172,7 @@ async def recover_chunk_head(
     run.fetcher.remember({c: None for c in probed if c not in present})
     run.fetcher.remember(whole)
 
-    refs = round_robin(
-        [[(c, i) for i, c in enumerate(vec_ids)], [(c, -1) for c in entity_chunks],
-         [(c, -1) for c in relation_chunks]],
-        key=lambda ref: ref[0],
-    )
-    top = refs[:head]
+    top, n_merged = _merged_head(vec_ids, entity_chunks, relation_chunks, head)
     lacking = [c for c, i in top if i < 0 and c not in whole]
     if lacking:  # more candidates were missing than the slack covers
         for cid, rec in zip(lacking, await run.fetcher.get(lacking), strict=True):
@@ -166,4 +185,4 @@ async def recover_chunk_head(
             items.append(ChunkItem(chunk_id=cid, content=v["content"], file_path=v["file_path"]))
         else:
             items.append(_item(cid, whole[cid]))
-    return items, len(refs)
+    return items, n_merged
