@@ -19,6 +19,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from hexrag.core.encoded_fields import encoded_fields
 from hexrag.core.model import GRAPH_FIELD_SEP
 
 __all__ = ["ID_CHARS", "documents_table", "readable_file_path", "short_id"]
@@ -44,18 +45,7 @@ def readable_file_path(file_path: str | None) -> str:
         if len(tokens) < 2 or tokens[0] not in _PATH_KEYS:
             out.append(segment)
             continue
-        found: dict[str, str] = {}
-        key: str | None = None
-        value: list[str] = []
-        for token in tokens:
-            if token in _PATH_KEYS and (key is None or value):
-                if key is not None:
-                    found[key] = ":".join(value)
-                key, value = token, []
-            else:
-                value.append(token)
-        if key is not None:
-            found[key] = ":".join(value)
+        found = encoded_fields(tokens, _PATH_KEYS)
         out.append(" / ".join(found[k] for k in _PATH_KEYS if found.get(k)))
     return "; ".join(out)
 

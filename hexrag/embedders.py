@@ -26,11 +26,13 @@ import asyncio
 import concurrent.futures
 import importlib
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
+from hexrag.adapters._embedder_props import EmbedderProps
 from hexrag.core.errors import BackendError, ConfigurationError, HexragError
 from hexrag.ports import Embedder
 
@@ -69,7 +71,7 @@ def _as_matrix(result: Any, n: int, dim: int | None, name: str) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-class CallableEmbedder:
+class CallableEmbedder(EmbedderProps):
     """The Embedder port around a plain callable ``f(list[str]) -> 2-D float array``.
 
     ``f`` may be sync (run in a worker thread, so a CPU-bound model does not block the event
@@ -87,16 +89,6 @@ class CallableEmbedder:
         self._dim = int(dim)
         self._model_name = model_name
         self._async = _is_async_callable(func)
-
-    @property
-    def dim(self) -> int:
-        """Vector length."""
-        return self._dim
-
-    @property
-    def model_name(self) -> str:
-        """The spec or the callable's own ``model_name``."""
-        return self._model_name
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), dim)`` float32, one row per text, in order."""
@@ -259,9 +251,11 @@ def _probe_result(result: Any, name: str) -> int:
     return int(arr.shape[1])
 
 
-def _call_probe(func: Callable[..., Any], name: str) -> Any:
+@contextmanager
+def _probe_errors(name: str) -> Iterator[None]:
+    """A failure of the dimension probe as a :class:`BackendError` (hexrag errors pass)."""
     try:
-        return func([_PROBE_TEXT])
+        yield
     except HexragError:
         raise
     except Exception as exc:
@@ -269,18 +263,16 @@ def _call_probe(func: Callable[..., Any], name: str) -> Any:
             f"embedder {name!r} failed on its dimension probe: {type(exc).__name__}: {exc}",
             backend="embedder",
         ) from exc
+
+
+def _call_probe(func: Callable[..., Any], name: str) -> Any:
+    with _probe_errors(name):
+        return func([_PROBE_TEXT])
 
 
 async def _await_probe(awaitable: Awaitable[Any], name: str) -> Any:
-    try:
+    with _probe_errors(name):
         return await awaitable
-    except HexragError:
-        raise
-    except Exception as exc:
-        raise BackendError(
-            f"embedder {name!r} failed on its dimension probe: {type(exc).__name__}: {exc}",
-            backend="embedder",
-        ) from exc
 
 
 def resolve_embedder(

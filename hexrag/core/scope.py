@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hexrag.core.encoded_fields import encoded_fields
 from hexrag.domain.records import GRAPH_FIELD_SEP, Chunk
 from hexrag.domain.scope import QueryScope
 
@@ -63,18 +64,7 @@ def _parse_segment(segment: str) -> SourceMeta | None:
     tokens = segment.strip().split(":")
     if len(tokens) < 2 or tokens[0] not in _KEYS:
         return None
-    found: dict[str, str] = {}
-    key: str | None = None
-    value: list[str] = []
-    for token in tokens:
-        if token in _KEYS and (key is None or value):
-            if key is not None:
-                found[_KEYS[key]] = ":".join(value)
-            key, value = token, []
-        else:
-            value.append(token)
-    if key is not None:
-        found[_KEYS[key]] = ":".join(value)
+    found = encoded_fields(tokens, _KEYS)
     if "product_id" not in found and "category_id" not in found and "doc_id" not in found:
         return None
     return SourceMeta(

@@ -34,6 +34,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hexrag.core.encoded_fields import encoded_fields
 from hexrag.core.query.keywords import basic_keywords
 from hexrag.devtools.scripted_kg import kg_reply
 
@@ -101,18 +102,7 @@ def _readable_source(file_path: str) -> str:
     """hexrag's ``product_id:<p>:category:<c>:source:<s>`` as ``<s> (<p> / <c>)``."""
     if not file_path.startswith(_ENCODED_KEYS):
         return file_path
-    found: dict[str, str] = {}
-    key = None
-    value: list[str] = []
-    for token in file_path.split(":"):
-        if token in _ENCODED_KEYS and (key is None or value):
-            if key is not None:
-                found[key] = ":".join(value)
-            key, value = token, []
-        else:
-            value.append(token)
-    if key is not None:
-        found[key] = ":".join(value)
+    found = encoded_fields(file_path.split(":"), _ENCODED_KEYS)
     scope = " / ".join(v for v in (found.get("product_id"), found.get("category")) if v)
     source = found.get("source") or "unknown source"
     return f"{source} ({scope})" if scope else source

@@ -95,20 +95,10 @@ def _quiet_lightrag() -> None:
 
 
 def _make_lightrag(
-    wd: LightRAGDir,
-    embedder: Embedder | _AsyncEmbedder,
-    *,
-    kg_chunk_pick_method: str = "VECTOR",
-    cosine_threshold: float = 0.2,
-    related_chunk_number: int = 5,
-    enable_content_headings: bool = True,
+    wd: LightRAGDir, embedder: Embedder | _AsyncEmbedder, **settings: Any
 ) -> Any:
-    return new_lightrag(
-        embedder, working_dir=wd.root, workspace=wd.workspace,
-        kg_chunk_pick_method=kg_chunk_pick_method, cosine_threshold=cosine_threshold,
-        related_chunk_number=related_chunk_number,
-        enable_content_headings=enable_content_headings,
-    )
+    """:func:`new_lightrag` on ``wd`` (``settings``: those of :func:`open_lightrag`)."""
+    return new_lightrag(embedder, working_dir=wd.root, workspace=wd.workspace, **settings)
 
 
 def new_lightrag(
@@ -187,7 +177,7 @@ async def write_lightrag_workdir(
 
     wd = LightRAGDir(Path(root), workspace or dataset.spec.label)
     _clear_workdir(wd.path)
-    rag = _make_lightrag(wd, embedder)
+    rag = _make_lightrag(wd, embedder, kg_chunk_pick_method="VECTOR", cosine_threshold=0.2)
     await rag.initialize_storages()
     try:
         await write_lightrag_records(rag, dataset)
@@ -317,11 +307,8 @@ async def open_lightrag(
     ``await rag.finalize_storages()`` when done.
     """
     rag = _make_lightrag(
-        wd,
-        embedder,
-        kg_chunk_pick_method=kg_chunk_pick_method,
-        cosine_threshold=cosine_threshold,
-        related_chunk_number=related_chunk_number,
+        wd, embedder, kg_chunk_pick_method=kg_chunk_pick_method,
+        cosine_threshold=cosine_threshold, related_chunk_number=related_chunk_number,
         enable_content_headings=enable_content_headings,
     )
     await rag.initialize_storages()
