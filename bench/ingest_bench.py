@@ -98,62 +98,52 @@ async def lightrag_side(docs: list[str], root: Path) -> tuple[float, int, Path]:
 
 
 async def hexrag_side(docs: list[str], root: Path) -> tuple[float, int, Path]:
+    from hexrag import bootstrap
     from hexrag.adapters.memory import HashingEmbedder
-    from hexrag.adapters.tiktoken_offline import default_tokenizer
-    from hexrag.adapters.workdir import empty_workdir_stack, save_workdir
-    from hexrag.core.ingest.ingestion import Ingestor
 
-    stack = empty_workdir_stack(DIM)
+    out = root / "hexrag"
+    app = await bootstrap.open(out, create_dim=DIM, embedder=HashingEmbedder(DIM))
     llm = ScriptedKGLLM()
-    ingestor = Ingestor(
-        entities=stack.entities, relationships=stack.relationships, chunks=stack.chunks,
-        graph=stack.graph, chunk_store=stack.chunk_store, llm=llm, embedder=HashingEmbedder(DIM),
-        tokenizer=default_tokenizer(), clock=lambda: int(time.time()),
-    )
+    ingestor = app.ingestor(llm)
     t0 = time.perf_counter()
+    await app.record_model()
     for doc in docs:
         await ingestor.ingest_text(doc)
-    out = root / "hexrag"
-    save_workdir(stack, out)
+    await app.commit()
+    await app.aclose()
     return time.perf_counter() - t0, llm.calls, out
 
 
 async def postgres_side(docs: list[str], dsn: str) -> tuple[float, int, tuple[int, int]]:
-    from hexrag.adapters.memory import HashingEmbedder
-    from hexrag.adapters.postgres import (
-        PgChunkStore,
-        PgDocumentStore,
-        PgGraphStore,
-        PgVectorIndex,
-        create_pool,
-    )
-    from hexrag.bootstrap import compose_ingestor
+    import asyncpg
 
-    pool = await create_pool(dsn)
+    from hexrag import bootstrap
+    from hexrag.config import StackConfig
+
     prefix = "bench" + uuid.uuid4().hex[:8]
+    app = await bootstrap.open(StackConfig(
+        vector_index=dsn, graph_store=dsn, chunk_store=dsn, cache="none", namespace=prefix,
+        embedder=f"hashing:{DIM}", llm="none", reranker="none"))
     try:
-        stores = {
-            **{ns: PgVectorIndex(pool, namespace=ns, dim=DIM, table_prefix=prefix)
-               for ns in ("entities", "relationships", "chunks")},
-            "graph": PgGraphStore(pool, table_prefix=prefix),
-            "chunk_store": PgChunkStore(pool, table_prefix=prefix),
-        }
+        await app.record_model()
         llm = ScriptedKGLLM()
-        ingestor = compose_ingestor(stores, llm=llm, embedder=HashingEmbedder(DIM),
-                                    documents=PgDocumentStore(pool, table_prefix=prefix))
+        ingestor = app.ingestor(llm)
         t0 = time.perf_counter()
         for doc in docs:
             await ingestor.ingest_text(doc)
         seconds = time.perf_counter() - t0
-        shape = (await stores["graph"].count_nodes(), await stores["graph"].count_edges())
-        async with pool.acquire() as conn:
+        shape = (await app.graph.count_nodes(), await app.graph.count_edges())
+        conn = await asyncpg.connect(dsn)
+        try:
             for table in await conn.fetch(
                 "SELECT tablename FROM pg_tables WHERE tablename LIKE $1", prefix + "%"):
                 await conn.execute(f'DROP TABLE IF EXISTS "{table["tablename"]}" CASCADE')
             await conn.execute(f'DROP SEQUENCE IF EXISTS "{prefix}_doc_seq"')
+        finally:
+            await conn.close()
         return seconds, llm.calls, shape
     finally:
-        await pool.close()
+        await app.aclose()
 
 
 def _graph_shape(path: Path) -> tuple[int, int]:

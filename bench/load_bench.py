@@ -155,33 +155,21 @@ def _postgres_config(workdir: Path, tmp: Path) -> Path:
     dsn = postgres_dsn()
 
     async def copy() -> None:
-        from hexrag.adapters.postgres import (
-            PgCache,
-            PgChunkStore,
-            PgGraphStore,
-            PgVectorIndex,
-            create_pool,
-        )
-        from hexrag.adapters.workdir import load_workdir
-        from hexrag.transfer import StackStores
+        from hexrag import bootstrap
+        from hexrag.config import StackConfig
         from hexrag.transfer.migrate import migrate_stack
 
-        stack = load_workdir(workdir, embedder_dim=DIM)
-        pool = await create_pool(dsn)
+        source = await bootstrap.open(workdir, read_only=True)
+        target = await bootstrap.open(StackConfig(
+            vector_index=dsn, graph_store=dsn, chunk_store=dsn, cache=dsn, namespace="load",
+            embedder=f"hashing:{DIM}", llm="none", reranker="none"))
         try:
-            opts: dict[str, Any] = {"table_prefix": "load"}
-            target = StackStores(
-                entities=PgVectorIndex(pool, namespace="entities", dim=DIM, **opts),
-                relationships=PgVectorIndex(pool, namespace="relationships", dim=DIM, **opts),
-                chunks=PgVectorIndex(pool, namespace="chunks", dim=DIM, **opts),
-                graph=PgGraphStore(pool, **opts),
-                chunk_store=PgChunkStore(pool, **opts),
-                cache=PgCache(pool, **opts),
-            )
-            source = StackStores(**stack.engine_stores())
-            await migrate_stack(source, target, state_path=tmp / "state.json", overwrite=True)
+            await target.record_model()
+            await migrate_stack(source.stores, target.stores, state_path=tmp / "state.json",
+                                overwrite=True)
         finally:
-            await pool.close()
+            await target.aclose()
+            await source.aclose()
 
     asyncio.run(copy())
     config = tmp / "stack.toml"
