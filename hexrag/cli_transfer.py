@@ -62,9 +62,13 @@ def export_command(
             finally:
                 await opened.aclose()
 
-    manifest = _guarded(lambda: asyncio.run(go()))
+    _echo_counts(f"exported to {directory}", _guarded(lambda: asyncio.run(go())))
+
+
+def _echo_counts(done: str, manifest: dict[str, Any]) -> None:
+    """``<done>: {"section": count, ...}`` from an archive manifest."""
     counts = {k: v["count"] for k, v in manifest["sections"].items()}
-    typer.echo(f"exported to {directory}: {json.dumps(counts)}")
+    typer.echo(f"{done}: {json.dumps(counts)}")
 
 
 def import_command(
@@ -114,9 +118,7 @@ def import_command(
             finally:
                 await opened.aclose()
 
-    manifest = _guarded(lambda: asyncio.run(go()))
-    counts = {k: v["count"] for k, v in manifest["sections"].items()}
-    typer.echo(f"imported into {stack}: {json.dumps(counts)}")
+    _echo_counts(f"imported into {stack}", _guarded(lambda: asyncio.run(go())))
 
 
 def migrate_command(

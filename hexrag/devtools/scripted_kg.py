@@ -21,7 +21,7 @@ from typing import Any
 
 from hexrag.core.ingest.extraction_prompts import COMPLETION_DELIMITER, TUPLE_DELIMITER
 
-__all__ = ["ScriptedKGLLM", "chat_responder", "kg_reply"]
+__all__ = ["ReplyLLM", "ScriptedKGLLM", "chat_responder", "kg_reply"]
 
 D = TUPLE_DELIMITER
 _WORD = re.compile(r"\b[A-Z][a-zA-Z]+\b")
@@ -52,22 +52,36 @@ def kg_reply(prompt: str, system: str | None, history: Sequence[Mapping[str, Any
     return "Summary " + hashlib.md5(prompt.encode("utf-8")).hexdigest()[:10]
 
 
-class ScriptedKGLLM:
-    """:func:`kg_reply` as an extraction LLM (``hexrag.ports.LLM``), counting its calls."""
+class ReplyLLM:
+    """An offline ``hexrag.ports.LLM`` answering with :meth:`reply`, counting its calls
+    (``model_name`` defaults to the class's ``default_name``)."""
 
-    def __init__(self, model_name: str = "scripted") -> None:
-        self.model_name = model_name
+    default_name = "reply"
+
+    def __init__(self, model_name: str | None = None) -> None:
+        self.model_name = self.default_name if model_name is None else model_name
         self.calls = 0
+
+    def reply(self, prompt: str, system: str | None, history: Sequence[Mapping[str, Any]]) -> str:
+        """The answer to one call."""
+        raise NotImplementedError
 
     async def complete(self, prompt: str, *, system_prompt: str | None = None,
                        history: Sequence[Mapping[str, Any]] = (), json_mode: bool = False) -> str:
-        """The scripted reply (see the module docstring)."""
+        """:meth:`reply` to the call, counted."""
         self.calls += 1
-        return kg_reply(prompt, system_prompt, history)
+        return self.reply(prompt, system_prompt, history)
 
     async def stream(self, prompt: str, **kwargs: Any) -> Any:
         """The reply as one piece."""
         yield await self.complete(prompt, **kwargs)
+
+
+class ScriptedKGLLM(ReplyLLM):
+    """:func:`kg_reply` as an extraction LLM (``hexrag.ports.LLM``), counting its calls."""
+
+    default_name = "scripted"
+    reply = staticmethod(kg_reply)
 
 
 def chat_responder(messages: Sequence[Mapping[str, Any]]) -> str:

@@ -36,7 +36,7 @@ from typing import Any
 
 from hexrag.core.encoded_fields import encoded_fields
 from hexrag.core.query.keywords import basic_keywords
-from hexrag.devtools.scripted_kg import kg_reply
+from hexrag.devtools.scripted_kg import ReplyLLM, kg_reply
 
 __all__ = ["StandInLLM", "standin_reply", "standin_responder"]
 
@@ -203,18 +203,11 @@ def standin_responder(messages: Sequence[Mapping[str, Any]]) -> str:
     return standin_reply(prompt, system, rest[:-1])
 
 
-class StandInLLM:
+class StandInLLM(ReplyLLM):
     """:func:`standin_reply` as a :class:`hexrag.ports.LLM` (counting its calls)."""
 
-    def __init__(self, model_name: str = "standin") -> None:
-        self.model_name = model_name
-        self.calls = 0
-
-    async def complete(self, prompt: str, *, system_prompt: str | None = None,
-                       history: Sequence[Mapping[str, Any]] = (), json_mode: bool = False) -> str:
-        """The stand-in's reply (see the module docstring)."""
-        self.calls += 1
-        return standin_reply(prompt, system_prompt, history)
+    default_name = "standin"
+    reply = staticmethod(standin_reply)
 
     async def stream(self, prompt: str, **kwargs: Any) -> Any:
         """The reply in word-sized pieces, as a streaming server sends it."""

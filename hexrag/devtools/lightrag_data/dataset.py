@@ -220,6 +220,23 @@ def _limit_file_paths(paths: list[str]) -> list[str]:
     return [*paths[:MAX_FILE_PATHS], f"...truncated...(KEEP {MAX_FILE_PATHS}/{len(paths)})"]
 
 
+#: The word pools of an entity name per type (``random.choice`` from each, in order).
+_NAME_POOLS: dict[str, tuple[Sequence[str], ...]] = {
+    "person": (_FIRST, _LAST),
+    "organization": (_ADJ, _ORG_SUFFIX),
+    "product": (_ADJ, _NOUN, _SUFFIX),
+    "feature": (
+        tuple(theme.title() for theme in THEMES), ("Module", "Add-on", "Wizard", "Policy", "Rules")
+    ),
+    "technology": (_TECH, _NOUN),
+    "component": (_ADJ, _NOUN),
+    "location": (_LOCATIONS, ("Data Center", "Office", "Region", "Hub")),
+    # randint(2019, 2025) draws as a choice among the seven years
+    "event": (_ADJ, _EVENTS, tuple(str(year) for year in range(2019, 2026))),
+}
+_OTHER_POOLS = (_CONCEPTS, ("Pattern", "Principle", "Model", "Policy"))
+
+
 class _Names:
     """Unique entity names per type, deterministic for a seeded ``random.Random``."""
 
@@ -228,25 +245,8 @@ class _Names:
         self.used: set[str] = set()
 
     def _candidate(self, etype: str) -> str:
-        r = self.rng
-        if etype == "person":
-            return f"{r.choice(_FIRST)} {r.choice(_LAST)}"
-        if etype == "organization":
-            return f"{r.choice(_ADJ)} {r.choice(_ORG_SUFFIX)}"
-        if etype == "product":
-            return f"{r.choice(_ADJ)} {r.choice(_NOUN)} {r.choice(_SUFFIX)}"
-        if etype == "feature":
-            theme = r.choice(THEMES).title()
-            return f"{theme} {r.choice(('Module', 'Add-on', 'Wizard', 'Policy', 'Rules'))}"
-        if etype == "technology":
-            return f"{r.choice(_TECH)} {r.choice(_NOUN)}"
-        if etype == "component":
-            return f"{r.choice(_ADJ)} {r.choice(_NOUN)}"
-        if etype == "location":
-            return f"{r.choice(_LOCATIONS)} {r.choice(('Data Center', 'Office', 'Region', 'Hub'))}"
-        if etype == "event":
-            return f"{r.choice(_ADJ)} {r.choice(_EVENTS)} {r.randint(2019, 2025)}"
-        return f"{r.choice(_CONCEPTS)} {r.choice(('Pattern', 'Principle', 'Model', 'Policy'))}"
+        # one word from each pool, left to right (the same draws as one choice per word)
+        return " ".join(self.rng.choice(pool) for pool in _NAME_POOLS.get(etype, _OTHER_POOLS))
 
     def make(self, etype: str) -> str:
         for attempt in range(12):

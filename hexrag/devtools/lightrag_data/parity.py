@@ -124,10 +124,8 @@ class ParityEmbedder:
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), dim)`` float32, one row per text."""
         self.calls.append(list(texts))
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            out[i] = self.embed_one(t)
-        return out
+        rows = [self.embed_one(t) for t in texts]
+        return np.array(rows, dtype=np.float32).reshape(len(rows), self.dim)
 
 
 _PARITY_EMBEDDER: ParityEmbedder | None = None
