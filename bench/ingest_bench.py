@@ -147,10 +147,10 @@ async def postgres_side(docs: list[str], dsn: str) -> tuple[float, int, tuple[in
 
 
 def _graph_shape(path: Path) -> tuple[int, int]:
-    from hexrag.adapters.workdir import load_workdir
+    from hexrag import bootstrap
 
-    wd = load_workdir(path, embedder_dim=DIM)
-    return len(list(wd.graph.iter_nodes())), len(list(wd.graph.iter_edges()))
+    app = asyncio.run(bootstrap.open(path, read_only=True))
+    return len(list(app.graph.iter_nodes())), len(list(app.graph.iter_edges()))  # type: ignore[attr-defined]
 
 
 def main() -> None:
