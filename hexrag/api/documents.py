@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI, File, Form, UploadFile
+from fastapi import Depends, FastAPI, File, Form, Request, UploadFile
 from pydantic import BaseModel, Field, field_validator
 
 from hexrag.api.ingest_retry import RetryBook
@@ -183,6 +183,15 @@ class DocumentQueue:
     #: ``POST /documents/cancel_pipeline`` asked to stop: the queued documents fail
     cancelling: bool = False
     job_start: str | None = None
+    #: the stack's document store, read when no ingestor is configured (listing only)
+    documents_store: Any = None
+
+    @property
+    def store(self) -> Any:
+        """The document store the routes read (the ingestor's, else the stack's)."""
+        if self.ingestor is not None:
+            return self.ingestor.documents
+        return self.documents_store
 
     async def submit(self, texts: list[str], sources: list[str | None],
                      meta: dict[str, str | None], *, track: str = "insert"
@@ -352,7 +361,7 @@ class DocumentQueue:
 
     async def statuses(self) -> dict[str, list[dict[str, Any]]]:
         views: dict[str, dict[str, Any]] = {}
-        store = self.ingestor.documents if self.ingestor is not None else None
+        store = self.store
         if store is not None:
             for rec in await store.list_docs():
                 views[rec.id] = {"id": rec.id, **{k: v for k, v in rec.to_json().items()
@@ -419,13 +428,12 @@ class DocumentQueue:
     async def mark_duplicates(self, doc_ids: list[str], primary: str) -> None:
         """Mark stored documents as duplicates of ``primary`` (LightRAG's source-conflict
         repair: ``metadata.is_duplicate``; content is never deleted)."""
-        store = self.ingestor.documents if self.ingestor is not None else None
+        store = self.store
         if store is None:
             raise ConfigurationError("this stack keeps no document status rows")
         rows = [r for r in await store.get_docs(doc_ids) if r is not None]
         await store.upsert_docs([replace(r, metadata={
-            **r.metadata, "is_duplicate": True, "duplicate_kind": "source_conflict",
-            "original_doc_id": primary}) for r in rows])
+            **r.metadata, "is_duplicate": True, "original_doc_id": primary}) for r in rows])
 
     def pipeline(self) -> dict[str, Any]:
         waiting = len(self.queue) + (1 if self.busy else 0)
@@ -466,6 +474,15 @@ def _upload_name(part: UploadFile) -> str:
     if len(name) > MAX_LABEL:
         raise InvalidQuery(f"the file name is longer than {MAX_LABEL} characters")
     return name
+
+
+def bind_store(request: Request) -> None:
+    """Give the app's document queue the stack's document store (``app.state.sections``,
+    set by :func:`hexrag.serving.stack_app`) when it has no ingestor of its own."""
+    queue = request.app.state.documents
+    if queue.ingestor is None and queue.documents_store is None:
+        sections = getattr(request.app.state, "sections", None)
+        queue.documents_store = getattr(sections, "documents", None)
 
 
 def add_document_routes(
@@ -553,8 +570,8 @@ def add_document_routes(
             reply.message = f"{reply.message} from {len(names)} files: {listed}"
         return reply
 
-    @app.get("/documents", tags=["documents"], responses={
-        k: v for k, v in errors.items() if k in (403, 500)})
+    @app.get("/documents", tags=["documents"], dependencies=[Depends(bind_store)],
+             responses={k: v for k, v in errors.items() if k in (403, 500)})
     async def documents() -> dict[str, Any]:
         """Every document this server received, by status (LightRAG's ``statuses`` shape)."""
         return {"statuses": await queue.statuses()}

@@ -22,16 +22,20 @@ status), with LightRAG's request and response models:
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
+import json
 import os
 import time
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from fastapi import APIRouter, FastAPI, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request, Response
 from pydantic import BaseModel, Field, model_validator
 
-from hexrag.api.documents import DocumentQueue, new_track_id
+from hexrag.api.documents import DocumentQueue, bind_store, new_track_id
 from hexrag.core.errors import ConfigurationError
 
 __all__ = ["add_lr_document_routes", "document_views"]
@@ -39,18 +43,31 @@ __all__ = ["add_lr_document_routes", "document_views"]
 #: LightRAG's ``DocStatus`` values, in its order.
 DOC_STATUS = ("pending", "parsing", "analyzing", "processing", "preprocessed", "processed",
               "failed")
-DocStatus = Literal["pending", "parsing", "analyzing", "processing", "preprocessed",
-                    "processed", "failed"]
+
+
+class DocStatus(StrEnum):
+    """LightRAG's ``DocStatus``."""
+
+    PENDING = "pending"
+    PARSING = "parsing"
+    ANALYZING = "analyzing"
+    PROCESSING = "processing"
+    PREPROCESSED = "preprocessed"
+    PROCESSED = "processed"
+    FAILED = "failed"
+
+
 UNKNOWN_FILE_SOURCE = "unknown_source"
 #: Scan jobs remembered for ``/documents/scan/status``.
 MAX_SCAN_JOBS = 100
 
 
 def _file_path(value: Any) -> str:
-    """LightRAG's ``normalize_file_path`` (missing or legacy-empty: ``unknown_source``)."""
+    """LightRAG's ``normalize_file_path``: the base name (missing or legacy-empty:
+    ``unknown_source``)."""
     if not isinstance(value, str) or value.strip() in ("", "no-file-path"):
         return UNKNOWN_FILE_SOURCE
-    return value.strip()
+    return value.strip().rsplit("/", 1)[-1] or UNKNOWN_FILE_SOURCE
 
 
 class DocStatusResponse(BaseModel):
@@ -239,7 +256,7 @@ async def document_views(queue: DocumentQueue) -> list[dict[str, Any]]:
     """Every document of the server as LightRAG's ``DocStatusResponse`` dicts: the stack's
     status rows, and what this process queued that the stack does not hold (yet)."""
     views: dict[str, dict[str, Any]] = {}
-    store = queue.ingestor.documents if queue.ingestor is not None else None
+    store = queue.store
     if store is not None:
         for rec in await store.list_docs():
             chunks = rec.extra.get("chunks_count", rec.chunks_count)
@@ -250,14 +267,15 @@ async def document_views(queue: DocumentQueue) -> list[dict[str, Any]]:
                 "track_id": rec.extra.get("track_id"),
                 "chunks_count": chunks if isinstance(chunks, int) else None,
                 "error_msg": rec.error_msg, "metadata": dict(rec.metadata),
-                "file_path": _file_path(rec.file_path),
+                "file_path": _file_path(rec.file_path), "_path": rec.file_path,
             }
     for doc in queue.docs.values():
         if doc.id not in views or doc.status in ("pending", "failed"):
             view = doc.view()
             stored = views.get(doc.id, {})
             views[doc.id] = {**view, "metadata": stored.get("metadata", dict(doc.metadata)),
-                             "file_path": _file_path(view["file_path"])}
+                             "file_path": _file_path(view["file_path"]),
+                             "_path": view["file_path"]}
     return list(views.values())
 
 
@@ -271,22 +289,52 @@ def status_counts(views: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def _sort_key(view: dict[str, Any], field_name: str) -> str:
-    if field_name == "file_path":
-        return (view.get("file_path") or "no-file-path").lower()
+    if field_name == "file_path":  # the stored path, as LightRAG sorts it
+        return str(view.get("_path") or "no-file-path").lower()
     return str(view.get(field_name) or "")
 
 
-def _fingerprint(ids: list[str]) -> str:
-    return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:32]
+#: LightRAG's sample bound of a conflict listing / repair, and its page bound.
+CONFLICT_SAMPLE_CAP = 32
+CONFLICT_PAGE_MAX = 200
+_BAD_CURSOR = "Malformed cursor; pass back the next_cursor value verbatim."
+
+
+def _fingerprint(sorted_ids: list[str]) -> str:
+    """LightRAG's ``_conflict_fingerprint`` (the repair's compare-and-set token)."""
+    digest = hashlib.sha256()
+    for doc_id in sorted_ids:
+        digest.update(doc_id.encode("utf-8"))
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+def _encode_cursor(key: str) -> str:
+    return base64.urlsafe_b64encode(json.dumps(key, ensure_ascii=False).encode()).decode()
+
+
+def _decode_cursor(raw: str | None) -> str | None:
+    if not raw:
+        return None
+    try:
+        key = json.loads(base64.b64decode(raw.encode("ascii"), altchars=b"-_",
+                                          validate=True).decode("utf-8"))
+    except (binascii.Error, UnicodeError, ValueError):
+        raise HTTPException(status_code=400, detail=_BAD_CURSOR) from None
+    if not isinstance(key, str) or not key:
+        raise HTTPException(status_code=400, detail=_BAD_CURSOR)
+    return key
 
 
 def _conflicts(views: list[dict[str, Any]]) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for v in views:
         meta = v.get("metadata") or {}
-        if meta.get("is_duplicate") or v["file_path"] == UNKNOWN_FILE_SOURCE:
+        path = v.get("_path")
+        if (meta.get("is_duplicate") or not isinstance(path, str)
+                or path in ("", UNKNOWN_FILE_SOURCE, "no-file-path")):
             continue
-        groups.setdefault(v["file_path"], []).append(v["id"])
+        groups.setdefault(path, []).append(v["id"])
     return {k: sorted(ids) for k, ids in sorted(groups.items()) if len(ids) > 1}
 
 
@@ -303,15 +351,16 @@ def supported_suffixes() -> list[str]:
 def add_lr_document_routes(app: FastAPI, queue: DocumentQueue, *,
                            responses: dict[int | str, dict[str, Any]] | None = None) -> None:
     """Mount LightRAG's document-manager routes on ``app`` (see the module docstring)."""
-    router = APIRouter(prefix="/documents", tags=["documents"], responses=responses or {})
+    router = APIRouter(prefix="/documents", tags=["documents"], responses=responses or {},
+                       dependencies=[Depends(bind_store)])
     scans: dict[str, dict[str, Any]] = {}
 
     @router.post("/paginated", response_model=PaginatedDocsResponse)
     async def get_documents_paginated(req: DocumentsRequest) -> PaginatedDocsResponse:
         """A page of documents, filtered and sorted as LightRAG does."""
         views = await document_views(queue)
-        wanted = (set(req.status_filters) if req.status_filters
-                  else {req.status_filter} if req.status_filter else None)
+        wanted = ({s.value for s in req.status_filters} if req.status_filters
+                  else {req.status_filter.value} if req.status_filter else None)
         rows = [v for v in views if wanted is None or v["status"] in wanted]
         rows.sort(key=lambda v: (v["id"] if req.sort_field == "id"
                                  else _sort_key(v, req.sort_field)),
@@ -341,7 +390,7 @@ def add_lr_document_routes(app: FastAPI, queue: DocumentQueue, *,
         docs = [v for v in await document_views(queue) if v.get("track_id") == track_id]
         summary: dict[str, int] = {}
         for v in docs:
-            key = f"DocStatus.{str(v['status']).upper()}"
+            key = str(v["status"])
             summary[key] = summary.get(key, 0) + 1
         return TrackStatusResponse(track_id=track_id,
                                    documents=[DocStatusResponse(**v) for v in docs],
@@ -433,19 +482,20 @@ def add_lr_document_routes(app: FastAPI, queue: DocumentQueue, *,
 
     @router.get("/source_conflicts", response_model=SourceConflictListResponse)
     async def list_source_conflicts(
-        limit: int = Query(50, ge=1, le=500,
+        limit: int = Query(50, ge=1, le=CONFLICT_PAGE_MAX,
                            description="Maximum conflicts to return in this page"),
-        cursor: str | None = Query(None, max_length=4096),
+        cursor: str | None = Query(None, max_length=8192,
+                                   description="next_cursor from a previous page (opaque)"),
     ) -> SourceConflictListResponse:
         """Source names several primary documents share."""
+        after = _decode_cursor(cursor)
         groups = list(_conflicts(await document_views(queue)).items())
-        if cursor:
-            groups = [g for g in groups if g[0] > cursor]
-        page = groups[:limit]
+        page = [g for g in groups if after is None or g[0] > after][:limit]
         return SourceConflictListResponse(
             conflicts=[SourceConflictItem(canonical_source_key=k, candidate_count=len(ids),
-                                          sample_doc_ids=ids[:10]) for k, ids in page],
-            next_cursor=page[-1][0] if len(groups) > limit else None)
+                                          sample_doc_ids=ids[:CONFLICT_SAMPLE_CAP])
+                       for k, ids in page],
+            next_cursor=_encode_cursor(page[-1][0]) if len(page) >= limit else None)
 
     @router.post("/source_conflicts/repair", response_model=SourceConflictRepairResponse)
     async def repair_source_conflict(request: Request, req: SourceConflictRepairRequest
@@ -453,15 +503,18 @@ def add_lr_document_routes(app: FastAPI, queue: DocumentQueue, *,
         """Keep one document as the source's primary; mark the others duplicates."""
         ids = _conflicts(await document_views(queue)).get(req.canonical_source_key, [])
         if req.primary_doc_id not in ids:
-            raise HTTPException(status_code=404, detail=(
-                "primary_doc_id is not a primary candidate of that source key"))
+            raise HTTPException(status_code=409, detail=(
+                f"Document {req.primary_doc_id[:200]} is not a current primary candidate "
+                f"for source '{req.canonical_source_key[:300]}'; list the conflict again to "
+                "see the current candidates."))
         fingerprint = _fingerprint(ids)
         demoted = [i for i in ids if i != req.primary_doc_id]
         if not req.dry_run:
             if (req.expected_candidate_count != len(ids)
                     or req.expected_candidate_fingerprint != fingerprint):
                 raise HTTPException(status_code=409, detail=(
-                    "The candidate set changed since the dry-run; run it again"))
+                    "The candidate set changed since the dry-run; re-run the dry-run and "
+                    "commit with the new count/fingerprint."))
             await queue.mark_duplicates(demoted, req.primary_doc_id)
             commit = getattr(request.app.state, "commit", None)
             if commit is not None:
@@ -469,7 +522,7 @@ def add_lr_document_routes(app: FastAPI, queue: DocumentQueue, *,
         return SourceConflictRepairResponse(
             canonical_source_key=req.canonical_source_key, primary_doc_id=req.primary_doc_id,
             candidate_count=len(ids), fingerprint=fingerprint,
-            demoted_sample_doc_ids=demoted[:10], committed=not req.dry_run)
+            demoted_sample_doc_ids=demoted[:CONFLICT_SAMPLE_CAP], committed=not req.dry_run)
 
     @router.post("/recovery/force_reset", response_model=ForceResetRecoveryResponse)
     async def force_reset_recovery(req: ForceResetRecoveryRequest) -> ForceResetRecoveryResponse:

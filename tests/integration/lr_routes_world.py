@@ -47,7 +47,7 @@ async def _write(root: Path, n_entities: int) -> None:
                                  workspace=WS)
 
 
-def make_base(root: Path, n_entities: int = 60) -> Path:
+def make_base(root: Path, n_entities: int = 60, extra_docs: int = 0) -> Path:
     """Write the dataset (LightRAG's classes, in a subprocess: LightRAG keeps process-wide
     state) and ``kv_store_doc_status.json`` rows in LightRAG's format; returns ``root``."""
     code = ("import asyncio, sys; from pathlib import Path; "
@@ -59,7 +59,12 @@ def make_base(root: Path, n_entities: int = 60) -> Path:
     full = json.loads((ws / "kv_store_full_docs.json").read_text())
     chunks = json.loads((ws / "kv_store_text_chunks.json").read_text())
     rows: dict[str, Any] = {}
-    for i, (doc_id, doc) in enumerate(sorted(full.items())):
+    # the dataset's documents, and status rows of more (text gone) so that listings page
+    docs = sorted(full.items()) + [
+        (f"doc-extra{i:03d}", {"content": f"Extra document {i} about " + "Ωmega " * (i % 5),
+                               "file_path": f"extra/{(i * 37) % 41:02d}-Éfile.txt"})
+        for i in range(extra_docs)]
+    for i, (doc_id, doc) in enumerate(docs):
         status = STATUS_CYCLE[i % len(STATUS_CYCLE)]
         ids = sorted(c for c, v in chunks.items() if v.get("full_doc_id") == doc_id)
         rows[doc_id] = {

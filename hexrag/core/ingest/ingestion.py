@@ -336,7 +336,9 @@ class Ingestor(DocumentDeletion):
                 # the text stays on the row until the document is processed, so that a
                 # crashed or failed ingestion can be resumed (LightRAG's legacy ``content``)
                 extra={"content": content, "content_hash": content_hash(content),
-                       "track_id": self._track_id(doc_id)},
+                       # the row's own (an upload's or a queued insert's), else a new one
+                       "track_id": (existing.extra.get("track_id") if existing else None)
+                       or self._track_id(doc_id)},
             )
             await docs.upsert_docs([record])
             if self._hashes is not None:
