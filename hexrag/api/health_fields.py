@@ -43,7 +43,7 @@ def liveness(state: Any) -> dict[str, Any]:
         "core_version": ident["core_version"],
         "api_version": ident["api_version"],
         "webui_available": getattr(state, "lightrag_webui", None) is not None,
-        "workspace_available": False,
+        "workspace_available": bool(getattr(state, "lightrag_workspace", False)),
         "api_docs_available": True,
         "webui_title": ident["webui_title"],
         "webui_description": ident["webui_description"],
@@ -70,7 +70,19 @@ def _host(obj: Any) -> str | None:
         return None
     from hexrag.config import redact_url
 
-    return redact_url(str(url))
+    return redact_url(str(url)).rstrip("/")
+
+
+def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
+    try:
+        return int(env.get(name) or default)
+    except ValueError:
+        return default
+
+
+def _timeout(model: Any) -> float | None:
+    timeout = getattr(getattr(model, "_endpoint", None), "timeout", None)
+    return timeout if isinstance(timeout, int | float) else None
 
 
 def _store_name(store: Any) -> str:
@@ -93,6 +105,11 @@ def configuration(state: Any, env: Mapping[str, str] | None = None) -> dict[str,
     llm, embedder, reranker = engine.llm, engine.embedder, engine.reranker
     pipe = _pipeline(state)
     stores = engine.stores
+    from hexrag.env import ingest_settings
+
+    ingest = ingest_settings(env)
+    summary = ingest.merge.summary
+    workspace = getattr(state, "workspace", "") or getattr(plan, "workspace", "") or ""
     llm_cfg = None
     if llm is not None:
         llm_cfg = {"binding": _kind(llm), "model": llm.model_name, "host": _host(llm),
@@ -105,26 +122,37 @@ def configuration(state: Any, env: Mapping[str, str] | None = None) -> dict[str,
         "embedding_binding_host": _host(embedder),
         "embedding_model": embedder.model_name,
         "embedding_dim": embedder.dim,
-        "summary_max_tokens": int(env.get("SUMMARY_MAX_TOKENS") or 1200),
-        "summary_context_size": int(env.get("SUMMARY_CONTEXT_SIZE") or 12000),
+        "summary_max_tokens": summary.max_tokens,
+        "summary_context_size": summary.context_size,
         "kv_storage": _store_name(stores.chunk_store),
         "doc_status_storage": None,
         "graph_storage": _store_name(stores.graph),
         "vector_storage": _store_name(stores.entities),
-        "enable_llm_cache_for_extract": True,
+        "enable_llm_cache_for_extract": ingest.enable_llm_cache_for_extract,
         "enable_llm_cache": settings.enable_llm_cache,
         "vlm_process_enable": False,
-        "workspace": getattr(state, "workspace", "") or getattr(plan, "workspace", "") or "",
+        "workspace": workspace,
+        "storage_workspaces": {role: workspace or None for role in (
+            "kv_storage", "doc_status_storage", "graph_storage", "vector_storage")},
         "max_graph_nodes": int(env.get("MAX_GRAPH_NODES") or 1000),
         "enable_rerank": reranker is not None,
         "rerank_binding": _kind(reranker) or "null",
         "rerank_model": getattr(reranker, "model_name", None) if reranker is not None else None,
         "rerank_binding_host": _host(reranker) if reranker is not None else None,
+        "rerank_max_async": _env_int(env, "RERANK_MAX_ASYNC", 4),
+        "rerank_timeout": _env_int(env, "RERANK_TIMEOUT", 30),
         "summary_language": settings.summary_language,
+        "force_llm_summary_on_merge": summary.force_llm_summary_on_merge,
+        "max_parallel_insert": _env_int(env, "MAX_PARALLEL_INSERT", 3),
         "cosine_threshold": settings.cosine_threshold,
         "min_rerank_score": settings.min_rerank_score,
         "related_chunk_number": settings.related_chunk_number,
         "kg_chunk_pick_method": settings.kg_chunk_pick_method,
+        "max_async": ingest.max_async,
+        "llm_timeout": _timeout(llm),
+        "embedding_func_max_async": _env_int(env, "EMBEDDING_FUNC_MAX_ASYNC", 4),
+        "embedding_batch_num": getattr(embedder, "_batch_size", None),
+        "embedding_timeout": _timeout(embedder),
         "role_llm_config": {role: llm_cfg for role in ("extract", "keyword", "query")}
         if llm_cfg is not None else {},
         "parser_routing": "",

@@ -35,7 +35,7 @@ STATIC_DIR = Path(__file__).parent / "static"
 #: Paths of the pages and their files (whitelisted from the API key: they hold no data),
 #: and what LightRAG's WebUI reads before login (``/auth-status``, ``/login``,
 #: ``/ui/customization``: LightRAG serves them to anyone too).
-WEBUI_PATHS = ("/", "/playground", "/webui/*", *UI_OPEN_PATHS)
+WEBUI_PATHS = ("/", "/playground", "/webui/*", "/workspace/*", *UI_OPEN_PATHS)
 _RUNTIME_PLACEHOLDER = b"<!-- __LIGHTRAG_RUNTIME_CONFIG__ -->"
 #: At most this many chunks are read to list scope values, and this many values per field.
 MAX_SCANNED_CHUNKS = 200_000
@@ -51,6 +51,7 @@ def add_webui_routes(app: FastAPI, engine: Any) -> None:
     settings = getattr(app.state, "settings", None)
     lightrag = lightrag_webui_dir() if getattr(settings, "lightrag_webui", False) else None
     app.state.lightrag_webui = lightrag
+    app.state.lightrag_workspace = lightrag is not None and (lightrag / "workspace.html").is_file()
 
     @app.get("/", include_in_schema=False)
     async def root() -> FileResponse:
@@ -68,6 +69,10 @@ def add_webui_routes(app: FastAPI, engine: Any) -> None:
 
     if lightrag is not None:
         app.mount("/webui", LightRAGWebUI(directory=lightrag, html=True), name="lightrag-webui")
+        if app.state.lightrag_workspace:  # LightRAG's query-user entry
+            app.mount("/workspace", LightRAGWebUI(directory=lightrag, html=True,
+                                                  entry="workspace.html"),
+                      name="lightrag-workspace")
 
     @app.get("/workspaces", tags=["ops"])
     async def workspaces() -> dict[str, Any]:
@@ -121,18 +126,24 @@ def _runtime_config() -> bytes:
 
 
 class LightRAGWebUI(StaticFiles):
-    """LightRAG's WebUI files as LightRAG's server serves them: ``index.html`` (the mount's
-    root) with the runtime configuration (API at the server's root) and no caching, hashed
-    assets cached for a year, the other entry page (``workspace.html``) not served here."""
+    """LightRAG's WebUI files as LightRAG's server serves them: the ``entry`` page
+    (``index.html`` at ``/webui/``, ``workspace.html`` at ``/workspace/``) at the mount's root
+    with the runtime configuration (API at the server's root) and no caching, hashed assets
+    cached for a year, the other entry page not served here."""
+
+    def __init__(self, *args: Any, entry: str = "index.html", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.entry = entry
+        self.other = "workspace.html" if entry == "index.html" else "index.html"
 
     async def get_response(self, path: str, scope: Scope) -> Response:
-        """The file at ``path``; ``index.html`` with its configuration."""
-        if path.lower() == "workspace.html":
+        """The file at ``path``; the entry page with its configuration."""
+        if path.lower() == self.other:
             return Response(b'{"detail":"Not Found"}', status_code=404,
                             media_type="application/json")
-        if path in ("", ".", "index.html"):
+        if path in ("", ".", self.entry):
             assert self.directory is not None
-            html = (Path(self.directory) / "index.html").read_bytes()
+            html = (Path(self.directory) / self.entry).read_bytes()
             html = html.replace(_RUNTIME_PLACEHOLDER, _runtime_config())
             return Response(html, media_type="text/html", headers={
                 "Cache-Control": "no-cache, no-store, must-revalidate"})
