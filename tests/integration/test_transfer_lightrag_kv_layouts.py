@@ -92,6 +92,7 @@ def test_a_copy_into_lightrag_postgres_tables_verifies(
 
     import asyncpg
 
+    from hexrag.adapters.postgres.lightrag_doc_status import lightrag_doc_status_view
     from hexrag.devtools.lightrag_pg import MODEL_NAME, init_lightrag_pg, make_lightrag_pg
     from tests.services.postgres import postgres_dsn
 
@@ -107,6 +108,10 @@ def test_a_copy_into_lightrag_postgres_tables_verifies(
         encoding="utf-8")
     _migrate(original, stack)
     assert _check(original, stack) == (0, [])
+    r = _cli("documents", "--stack", str(stack), "--json")
+    assert r.returncode == 0, r.stderr[-3000:]
+    listed = [json.loads(line)["id"] for line in r.stdout.splitlines() if line.strip()]
+    assert sorted(listed) == sorted(_kv_file(original, "doc_status"))
 
     # LightRAG's own PGKVStorage reads the copy's records as its JSON storage wrote them
     async def lightrag_reads() -> None:
@@ -122,6 +127,10 @@ def test_a_copy_into_lightrag_postgres_tables_verifies(
                 got = await getattr(rag, ns).get_by_ids(list(want))
                 assert [g[field] if g else None for g in got] == [
                     w[field] for w in want.values()], ns
+            # and its PGDocStatusStorage sees the documents, as it reads its own rows
+            rows = json.loads((original / "kv_store_doc_status.json").read_text())
+            assert await rag.doc_status.get_by_ids(list(rows)) == [
+                lightrag_doc_status_view(r) for r in rows.values()]
         finally:
             await rag.finalize_storages()
 

@@ -101,10 +101,11 @@ def _lightrag(ctx: OpeningContext, section: Section, pool: Any) -> Any:
         return {ns: LightRAGPgKV(pool, namespace=ns, workspace=workspace, timeout=timeout)
                 for ns in KV_NAMESPACES}
     options = {**_options(ctx, section), "table_prefix": "hexrag"}
-    if section == "documents":
-        from hexrag.adapters.postgres import PgDocumentStore
+    if section == "documents":  # LightRAG's LIGHTRAG_DOC_STATUS rows, fragments beside them
+        from hexrag.adapters.postgres.lightrag_doc_status import LightRAGPgDocumentStore
 
-        return PgDocumentStore(pool, **options)
+        options.pop("table_prefix")
+        return LightRAGPgDocumentStore(pool, workspace=workspace, **options)
     from hexrag.adapters.postgres.manifest import PgManifestStore
 
     return PgManifestStore(pool, key=ctx.manifest_key, **options)
