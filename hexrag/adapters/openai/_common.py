@@ -16,6 +16,9 @@ from typing import Any, TypeVar
 
 import openai
 
+from hexrag.adapters._env_values import env_bool as env_bool  # the adapters' settings
+from hexrag.adapters._env_values import env_number as env_number
+from hexrag.adapters._env_values import env_str as env_str
 from hexrag.adapters._error_map import ErrorMap, Rule, from_module, matches, translating
 from hexrag.adapters._http_retry import RetryPolicy, parse_retry_after
 from hexrag.domain.errors import (
@@ -230,34 +233,6 @@ def _is_timeout(exc: BaseException) -> bool:
 # --------------------------------------------------------------------------------------
 # Environment
 # --------------------------------------------------------------------------------------
-
-
-def env_str(env: Mapping[str, str], *names: str) -> str | None:
-    """The first of ``names`` set to a non-blank value."""
-    for name in names:
-        value = env.get(name)
-        if value is not None and value.strip():
-            return value.strip()
-    return None
-
-
-def env_number(env: Mapping[str, str], name: str, kind: type[Any], default: Any) -> Any:
-    """``env[name]`` parsed as ``kind``; ``default`` when unset; ConfigurationError when bad."""
-    raw = env_str(env, name)
-    if raw is None:
-        return default
-    try:
-        return kind(raw)
-    except ValueError as exc:
-        raise ConfigurationError(f"{name}={raw!r} is not a valid {kind.__name__}") from exc
-
-
-def env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
-    """LightRAG-style boolean: true/1/yes/t/on."""
-    raw = env_str(env, name)
-    if raw is None:
-        return default
-    return raw.lower() in ("true", "1", "yes", "t", "on")
 
 
 def make_client(

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from hexrag.adapters._env_values import env_number, env_str
 from hexrag.adapters._error_map import ErrorMap, Rule
 from hexrag.adapters._http_retry import RetryPolicy, parse_retry_after
 from hexrag.domain.errors import (
@@ -231,8 +232,7 @@ class HttpReranker:
         env = os.environ if env is None else env
 
         def get(name: str) -> str | None:
-            value = env.get(name)
-            return value.strip() if value and value.strip() else None
+            return env_str(env, name)
 
         binding = (get("RERANK_BINDING") or "").lower()
         if binding and binding not in ("null", *_BINDING_DEFAULTS):
@@ -248,20 +248,11 @@ class HttpReranker:
                 "https://api.cohere.com/v2/rerank)"
             )
 
-        def number(name: str, kind: type[Any], default: Any) -> Any:
-            raw = get(name)
-            if raw is None:
-                return default
-            try:
-                return kind(raw)
-            except ValueError as exc:
-                raise ConfigurationError(f"{name}={raw!r} is not a valid {kind.__name__}") from exc
-
         settings: dict[str, Any] = {
             "model": get("RERANK_MODEL") or default_model,
             "api_key": get("RERANK_BINDING_API_KEY"),
-            "timeout": number("RERANK_TIMEOUT", float, 30.0),
-            "max_concurrency": number("MAX_ASYNC_RERANK", int, 4),
+            "timeout": env_number(env, "RERANK_TIMEOUT", float, 30.0),
+            "max_concurrency": env_number(env, "MAX_ASYNC_RERANK", int, 4),
         }
         settings.update(options)
         return cls(host, **settings)
