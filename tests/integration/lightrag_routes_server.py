@@ -34,7 +34,8 @@ def main() -> None:
     from lightrag.kg.shared_storage import finalize_share_data
 
     @contextlib.asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app_: FastAPI) -> AsyncIterator[None]:
+        app_.state.background_tasks = set()  # as LightRAG's lifespan
         await rag.initialize_storages()
         try:
             yield

@@ -265,3 +265,46 @@ def test_edited_entity_is_found_by_query_data_at_once(world: World, tmp_path: Pa
         assert names()[0] == "Quorblax"
     finally:
         hx.stop()
+
+
+def test_graph_routes_per_workspace(world: World, tmp_path: Path) -> None:
+    """Per ``LIGHTRAG-WORKSPACE`` on a workspace router (a working directory per workspace):
+    an entity created in one workspace exists there only, and is written to its directory."""
+    import shutil
+
+    from hexrag.adapters.memory import HashingEmbedder
+    from hexrag.api.limits import ApiSettings
+    from hexrag.config import StackConfig
+    from hexrag.serving import workspace_router
+    from tests.integration.live import LiveServer
+    from tests.integration.lr_routes_world import DIM, WS
+
+    root = tmp_path / "rag"
+    for ws in ("alpha", "beta"):
+        shutil.copytree(world.base / WS, root / ws)
+    config = StackConfig(workdir=root, workspaces=["alpha", "beta"], default_workspace="alpha",
+                         embedder=f"hashing:{DIM}")
+    server = LiveServer(workspace_router(config, ApiSettings(), embedder=HashingEmbedder(DIM)),
+                        lifespan="on")
+    try:
+        http = server.client
+
+        def h(ws: str) -> dict[str, str]:
+            return {"LIGHTRAG-WORKSPACE": ws}
+
+        labels = http.get("/graph/label/list", headers=h("alpha")).json()
+        assert labels == http.get("/graph/label/list", headers=h("beta")).json()
+        assert labels == world.read_answers[0][1]
+        r = http.post("/graph/entity/create", headers=h("beta"), json={
+            "entity_name": "Only Beta", "entity_data": {"description": "beta's own"}})
+        assert r.status_code == 200, r.text
+        exists = "/graph/entity/exists?name=Only%20Beta"
+        assert http.get(exists, headers=h("beta")).json() == {"exists": True}
+        assert http.get(exists, headers=h("alpha")).json() == {"exists": False}
+        assert http.get(exists).json() == {"exists": False}  # no header: the default
+        assert http.get(exists, headers=h("gamma")).status_code == 404
+        assert http.get("/graph/label/list", headers=h("alpha")).json() == labels
+    finally:
+        server.stop()
+    assert "Only Beta" in (root / "beta" / "graph_chunk_entity_relation.graphml").read_text()
+    assert "Only Beta" not in (root / "alpha" / "graph_chunk_entity_relation.graphml").read_text()
