@@ -19,6 +19,9 @@ by a short spec::
     llm            none | openai[:MODEL]
     reranker       none | http(s)://.../rerank | cohere | jina
 
+The store URL schemes are the ones the adapter packages declare (:mod:`hexrag.openings`):
+a scheme is parsed by the declaration that accepts it, which is imported only then.
+
 Values come, highest precedence first, from keyword arguments (the CLI's options), ``HEXRAG_*``
 environment variables (``HEXRAG_VECTOR_INDEX``, ``HEXRAG_WORKDIR``, ``HEXRAG_LLM``...),
 LightRAG's variable names where they exist (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,

@@ -16,18 +16,12 @@ from hexrag.core.memo import QueryMemo
 from hexrag.domain.params import QueryParam
 from hexrag.domain.records import Chunk, Entity, Relation
 from hexrag.domain.scope import QueryScope
-from hexrag.ports import ChunkStore, GraphStore, VectorIndex
+from hexrag.ports import ChunkStore
+from hexrag.ports.stack import Stack
 
-
-@dataclass(frozen=True, slots=True)
-class Stores:
-    """The storage ports a query needs."""
-
-    entities: VectorIndex
-    relationships: VectorIndex
-    chunks: VectorIndex
-    graph: GraphStore
-    chunk_store: ChunkStore
+#: The storage a query reads: the one :class:`~hexrag.ports.stack.Stack` (the engine holds
+#: the five sections a query reads; ``Stores`` is the name the stages knew it by).
+Stores = Stack
 
 
 @dataclass
