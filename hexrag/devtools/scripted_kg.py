@@ -21,7 +21,7 @@ from typing import Any
 
 from hexrag.core.ingest.extraction_prompts import COMPLETION_DELIMITER, TUPLE_DELIMITER
 
-__all__ = ["ReplyLLM", "ScriptedKGLLM", "chat_responder", "kg_reply"]
+__all__ = ["ReplyLLM", "ScriptedKGLLM", "chat_responder", "kg_reply", "split_chat"]
 
 D = TUPLE_DELIMITER
 _WORD = re.compile(r"\b[A-Z][a-zA-Z]+\b")
@@ -84,11 +84,18 @@ class ScriptedKGLLM(ReplyLLM):
     reply = staticmethod(kg_reply)
 
 
-def chat_responder(messages: Sequence[Mapping[str, Any]]) -> str:
-    """:func:`kg_reply` for OpenAI chat ``messages`` (system, history..., user)."""
+def split_chat(
+    messages: Sequence[Mapping[str, Any]],
+) -> tuple[str, str | None, list[Mapping[str, Any]]]:
+    """OpenAI chat ``messages`` (system, history..., user) as ``(prompt, system, history)``."""
     system = None
     rest = list(messages)
     if rest and rest[0].get("role") == "system":
         system = str(rest.pop(0).get("content"))
     prompt = str(rest[-1].get("content")) if rest else ""
-    return kg_reply(prompt, system, rest[:-1])
+    return prompt, system, rest[:-1]
+
+
+def chat_responder(messages: Sequence[Mapping[str, Any]]) -> str:
+    """:func:`kg_reply` for OpenAI chat ``messages`` (system, history..., user)."""
+    return kg_reply(*split_chat(messages))

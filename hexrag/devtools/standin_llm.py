@@ -36,7 +36,7 @@ from typing import Any
 
 from hexrag.core.encoded_fields import encoded_fields
 from hexrag.core.query.keywords import basic_keywords
-from hexrag.devtools.scripted_kg import ReplyLLM, kg_reply
+from hexrag.devtools.scripted_kg import ReplyLLM, kg_reply, split_chat
 
 __all__ = ["StandInLLM", "standin_reply", "standin_responder"]
 
@@ -195,12 +195,7 @@ def standin_reply(prompt: str, system: str | None = None,
 
 def standin_responder(messages: Sequence[Mapping[str, Any]]) -> str:
     """:func:`standin_reply` for OpenAI chat ``messages`` (system, history..., user)."""
-    system = None
-    rest = list(messages)
-    if rest and rest[0].get("role") == "system":
-        system = str(rest.pop(0).get("content"))
-    prompt = str(rest[-1].get("content")) if rest else ""
-    return standin_reply(prompt, system, rest[:-1])
+    return standin_reply(*split_chat(messages))
 
 
 class StandInLLM(ReplyLLM):

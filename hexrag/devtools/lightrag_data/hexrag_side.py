@@ -42,13 +42,12 @@ def hexrag_query_param(mode: str, q: KeywordQuery, **overrides: Any) -> Any:
     """hexrag's ``QueryParam`` with exactly the fields of :func:`lightrag_query_param`."""
     from hexrag.core.model import QueryParam
 
-    return QueryParam(**{**query_param_fields(mode, q), **overrides})
+    return QueryParam(**query_param_fields(mode, q, **overrides))
 
 
 async def hexrag_query_data(engine: Any, mode: str, q: KeywordQuery) -> dict[str, Any]:
     """hexrag's ``query_data`` for ``q`` in ``mode``."""
-    result: dict[str, Any] = await engine.query_data(q.query, hexrag_query_param(mode, q))
-    return result
+    return await engine.query_data(q.query, hexrag_query_param(mode, q))  # type: ignore[no-any-return]
 
 
 async def hexrag_context(engine: Any, mode: str, q: KeywordQuery) -> str:

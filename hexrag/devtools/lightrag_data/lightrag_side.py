@@ -328,8 +328,9 @@ _PARAM_DEFAULTS: dict[str, Any] = {
 }
 
 
-def query_param_fields(mode: str, q: KeywordQuery) -> dict[str, Any]:
-    """Every QueryParam field a parity run sets, explicitly (no env-driven defaults)."""
+def query_param_fields(mode: str, q: KeywordQuery, **overrides: Any) -> dict[str, Any]:
+    """Every QueryParam field a parity run sets, explicitly (no env-driven defaults), then
+    ``overrides``."""
     fields: dict[str, Any] = {
         **_PARAM_DEFAULTS,
         "mode": mode,
@@ -338,6 +339,7 @@ def query_param_fields(mode: str, q: KeywordQuery) -> dict[str, Any]:
         "conversation_history": [],
     }
     fields.update(q.param_dict())
+    fields.update(overrides)
     return fields
 
 
@@ -345,13 +347,12 @@ def lightrag_query_param(mode: str, q: KeywordQuery, **overrides: Any) -> Any:
     """LightRAG's ``QueryParam`` for ``q`` in ``mode`` (all fields explicit)."""
     from lightrag.base import QueryParam
 
-    return QueryParam(**{**query_param_fields(mode, q), **overrides})
+    return QueryParam(**query_param_fields(mode, q, **overrides))
 
 
 async def lightrag_query_data(rag: Any, mode: str, q: KeywordQuery) -> dict[str, Any]:
     """LightRAG's ``aquery_data`` for ``q`` in ``mode``."""
-    result: dict[str, Any] = await rag.aquery_data(q.query, lightrag_query_param(mode, q))
-    return result
+    return await rag.aquery_data(q.query, lightrag_query_param(mode, q))  # type: ignore[no-any-return]
 
 
 async def lightrag_context(rag: Any, mode: str, q: KeywordQuery) -> str:
