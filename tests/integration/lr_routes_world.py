@@ -219,7 +219,7 @@ def scrub(value: Any) -> Any:
     ``<SEP>``-joined ``source_id`` / ``file_path`` as sorted lists (LightRAG joins merged
     ones in ``set`` order, which changes from process to process)."""
     if isinstance(value, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for k, v in value.items():
             if k == "created_at" and isinstance(v, int):
                 out[k] = "T"

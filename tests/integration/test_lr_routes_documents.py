@@ -353,6 +353,12 @@ def test_cancel_pipeline_fails_the_queued_documents(llm_served: LLMServed) -> No
     while not http.get("/documents/pipeline_status").json()["busy"]:
         assert time.monotonic() < deadline
         time.sleep(0.02)
+    # a graph edit while the pipeline works is refused, as LightRAG does
+    r = http.post("/graph/entity/create", json={"entity_name": "Busy Co",
+                                                "entity_data": {"description": "x"}})
+    assert r.status_code == 409 and r.json() == {"detail": (
+        "Pipeline is busy with another operation. Wait for the running job to finish "
+        "before editing the knowledge graph.")}
     r = http.post("/documents/cancel_pipeline")
     assert r.json() == {"status": "cancellation_requested", "message": (
         "Pipeline cancellation has been requested. Documents will be marked as FAILED.")}
