@@ -40,6 +40,19 @@ class TestMemoryVectorIndex(VectorIndexContract):
         return make
 
 
+class TestMemoryVectorIndexNanoVectorDBOrder(VectorIndexContract):
+    """``tie_order="nanovectordb"`` (a LightRAG working directory's order): declared
+    ``ties="backend"``, everything else the port's."""
+
+    @pytest.fixture
+    def vector_index_factory(self) -> VectorIndexFactory:
+        def make(namespace: str, dim: int, cosine_threshold: float) -> MemoryVectorIndex:
+            return MemoryVectorIndex(namespace, dim, cosine_threshold=cosine_threshold,
+                                     tie_order="nanovectordb")
+
+        return make
+
+
 class TestNanoRowVectorIndex(VectorIndexContract):
     """The workdir stack's chunks index (float16 row vectors beside the normalised matrix)."""
 

@@ -15,6 +15,7 @@ from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import VectorHit, VectorRecord
 from hexrag.domain.scope import QueryScope
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
+from hexrag.ports.vector_index import PORT_TRAITS, VectorIndexTraits
 
 from . import prefilter as _prefilter
 from ._scan import InsertionOrder
@@ -23,6 +24,7 @@ from .prefilter import Int8Prefilter, row_products
 _SCOPE_FIELDS = ("product_id", "category_id", "doc_ids")
 
 TieOrder = Literal["id", "nanovectordb"]
+_NANO_TRAITS = replace(PORT_TRAITS, ties="backend")
 """How a :class:`MemoryVectorIndex` orders equal scores (see its docstring)."""
 # metadata keys that scope_values reads; used to memoise it while building the scope index
 _SCOPE_KEYS = (
@@ -380,6 +382,13 @@ class MemoryVectorIndex(VectorIndexProps):
     def tie_order(self) -> TieOrder:
         """``"id"`` or ``"nanovectordb"`` (see the class docstring)."""
         return self._tie_order
+
+    @property
+    def traits(self) -> VectorIndexTraits:
+        """The rules this index declares (:class:`~hexrag.ports.vector_index.VectorIndexTraits`):
+        the port's; with ``tie_order="nanovectordb"`` equal scores fall in NanoVectorDB's order
+        (``ties="backend"``; the threshold stays inclusive, as NanoVectorDB's cut)."""
+        return _NANO_TRAITS if self._tie_order == "nanovectordb" else PORT_TRAITS
 
     # -- writes --------------------------------------------------------------------------
 

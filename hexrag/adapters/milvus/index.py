@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 import numpy as np
 
-from hexrag.adapters._vector_index_props import VectorIndexProps
+from hexrag.adapters._vector_index_props import LayoutProps
 from hexrag.adapters._vector_lightrag import scoped_hits
 from hexrag.adapters.milvus._convert import cosine_scores, vector_of, vectors_by_id
 from hexrag.adapters.milvus._errors import translate
@@ -53,7 +53,6 @@ from hexrag.domain.errors import ConfigurationError, HexragError, NotFound
 from hexrag.domain.records import VectorHit, VectorNamespace, VectorRecord
 from hexrag.domain.scope import QueryScope
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
-from hexrag.ports.vector_index import VectorIndexTraits
 
 if TYPE_CHECKING:
     from pymilvus import MilvusClient
@@ -75,7 +74,7 @@ _MIN_SLACK = 16
 _T = TypeVar("_T")
 
 
-class MilvusVectorIndex(VectorIndexProps):
+class MilvusVectorIndex(LayoutProps[MilvusLayout]):
     """A :class:`~hexrag.ports.VectorIndex` stored in one Milvus collection.
 
     The main constructor takes a ready ``pymilvus.MilvusClient`` and opens no connection;
@@ -251,24 +250,6 @@ class MilvusVectorIndex(VectorIndexProps):
         self._ready = False
         self._ready_lock: asyncio.Lock | None = None
 
-    # ------------------------------------------------------------------ properties
-
-    @property
-    def collection(self) -> str:
-        """The Milvus collection name."""
-        return self._collection
-
-    @property
-    def layout(self) -> MilvusLayout:
-        """The layout strategy."""
-        return self._layout
-
-    @property
-    def traits(self) -> VectorIndexTraits:
-        """The rules this index declares (its layout's;
-        :class:`~hexrag.ports.vector_index.VectorIndexTraits`)."""
-        return self._layout.traits()
-
     # ------------------------------------------------------------------ plumbing
 
     def _get_client(self) -> MilvusClient:
@@ -383,18 +364,12 @@ class MilvusVectorIndex(VectorIndexProps):
             lambda c: c.upsert(self._collection, rows, timeout=self._timeout),
         )
 
-    async def query(
-        self,
-        vector: np.ndarray | Sequence[float],
-        top_k: int,
-        *,
-        scope: QueryScope | None = None,
+    def _query_vector(self, vector: np.ndarray | Sequence[float]) -> np.ndarray:
+        return vector_of(vector, self._dim, what="query vector")
+
+    async def _top_hits(
+        self, q: np.ndarray, top_k: int, scope: QueryScope | None
     ) -> list[VectorHit]:
-        """The ``top_k`` records most similar to ``vector`` (see the port for the rules, and
-        the layout's ``traits`` for where it departs from them)."""
-        q = vector_of(vector, self._dim, what="query vector")
-        if top_k < 1:
-            return []
         await self._ensure()
         if self._layout.exact_ranking:
             return await self._exact(q, top_k, scope)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hexrag.adapters._vector_index_props import VectorIndexProps
+from hexrag.adapters._vector_index_props import QueryTemplate
 from hexrag.adapters._vector_lightrag import scoped_hits
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg, _timestamp
@@ -39,7 +39,7 @@ def _vector_text(vec: np.ndarray) -> str:
     return "[" + ",".join(map(repr, vec.astype(np.float32).tolist())) + "]"
 
 
-class LightRAGPgVectorIndex(PgVectorReads, VectorIndexProps, _LightRAGPg):
+class LightRAGPgVectorIndex(PgVectorReads, QueryTemplate, _LightRAGPg):
     """One of LightRAG's ``PGVectorStorage`` tables as a :class:`~hexrag.ports.VectorIndex`.
 
     A hit must score strictly above ``cosine_threshold`` (LightRAG's
@@ -87,21 +87,18 @@ class LightRAGPgVectorIndex(PgVectorReads, VectorIndexProps, _LightRAGPg):
         """The table name."""
         return self._name
 
-    async def query(
-        self,
-        vector: np.ndarray | Sequence[float],
-        top_k: int,
-        *,
-        scope: QueryScope | None = None,
-    ) -> list[VectorHit]:
-        """LightRAG's search (its SQL); with a scope, widened until ``top_k`` rows pass."""
+    def _query_vector(self, vector: np.ndarray | Sequence[float]) -> np.ndarray:
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         if q.shape[0] != self._dim:
             raise ConfigurationError(
                 f"{self._name}: query vector has length {q.shape[0]}, expected {self._dim}"
             )
-        if top_k <= 0:
-            return []
+        return q
+
+    async def _top_hits(
+        self, q: np.ndarray, top_k: int, scope: QueryScope | None
+    ) -> list[VectorHit]:
+        """LightRAG's search (its SQL); with a scope, widened until ``top_k`` rows pass."""
         sql = f"""SELECT {self._columns}, content_vector <=> $4::text::vector AS distance
                   FROM {self._table}
                   WHERE workspace = $1 AND content_vector <=> $4::text::vector < $2

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Final, get_args
 
 import numpy as np
 
-from hexrag.adapters._vector_index_props import VectorIndexProps
+from hexrag.adapters._vector_index_props import QueryTemplate
 from hexrag.adapters.postgres._base import DDL_LOCK_KEY, PgAdapter
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._rows import (
@@ -110,7 +110,7 @@ def scope_condition(scope: QueryScope | None, first_param: int) -> tuple[str, li
     return " AND ".join(clauses), params
 
 
-class PgVectorIndex(PgVectorReads, VectorIndexProps, PgAdapter):
+class PgVectorIndex(PgVectorReads, QueryTemplate, PgAdapter):
     """One namespace of embedded records in a pgvector table ``<prefix>_vdb_<namespace>``.
 
     Columns: ``id``, ``vector vector(dim)`` (HNSW ``vector_cosine_ops`` index), the
@@ -415,20 +415,14 @@ class PgVectorIndex(PgVectorReads, VectorIndexProps, PgAdapter):
         previous, self._exact = self._exact, bool(exact) or self._configured_exact
         return previous
 
-    async def query(
-        self,
-        vector: np.ndarray | Sequence[float],
-        top_k: int,
-        *,
-        scope: QueryScope | None = None,
-    ) -> list[VectorHit]:
-        """The ``top_k`` admitted records with ``score >= cosine_threshold``, best first.
+    def _query_vector(self, vector: np.ndarray | Sequence[float]) -> np.ndarray:
+        return vector_array(vector, dim=self._dim, record_id="<query>")
 
-        Ties on score are broken by id (code-point order). Hits carry ``vector=None``.
-        """
-        query = vector_array(vector, dim=self._dim, record_id="<query>")
-        if top_k <= 0:
-            return []
+    async def _top_hits(
+        self, query: np.ndarray, top_k: int, scope: QueryScope | None
+    ) -> list[VectorHit]:
+        """The ``top_k`` admitted records with ``score >= cosine_threshold``, best first;
+        ties on score broken by id (code-point order); hits carry ``vector=None``."""
         zero_query = not np.any(query)
         if zero_query and self._threshold > 0:
             return []  # a zero vector has cosine 0 with everything

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hexrag.adapters._vector_check import checked_vector
-from hexrag.adapters._vector_index_props import VectorIndexProps
+from hexrag.adapters._vector_index_props import LayoutProps
 from hexrag.adapters._vector_lightrag import scoped_hits
 from hexrag.adapters.qdrant._errors import translate_errors
 from hexrag.adapters.qdrant.layouts import HexragLayout, QdrantLayout
@@ -41,7 +41,6 @@ from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import VectorHit, VectorNamespace, VectorRecord
 from hexrag.domain.scope import QueryScope
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
-from hexrag.ports.vector_index import VectorIndexTraits
 
 if TYPE_CHECKING:
     from qdrant_client import AsyncQdrantClient
@@ -82,7 +81,7 @@ def _embedded(client: Any) -> bool:
     return "Local" in type(getattr(client, "_client", None)).__name__
 
 
-class QdrantVectorIndex(VectorIndexProps):
+class QdrantVectorIndex(LayoutProps[QdrantLayout]):
     """A :class:`~hexrag.ports.VectorIndex` on one Qdrant collection, in a layout."""
 
     def __init__(
@@ -113,24 +112,6 @@ class QdrantVectorIndex(VectorIndexProps):
         self._owns_client = owns_client
         self._ready = False
         self._lock = asyncio.Lock()
-
-    # ------------------------------------------------------------------ properties
-
-    @property
-    def collection(self) -> str:
-        """The Qdrant collection name."""
-        return self._collection
-
-    @property
-    def layout(self) -> QdrantLayout:
-        """The layout strategy."""
-        return self._layout
-
-    @property
-    def traits(self) -> VectorIndexTraits:
-        """The rules this index declares (its layout's;
-        :class:`~hexrag.ports.vector_index.VectorIndexTraits`)."""
-        return self._layout.traits()
 
     def _errors(self, action: str) -> Any:
         return translate_errors(action, collection=self._collection, where=self._where)
@@ -206,17 +187,12 @@ class QdrantVectorIndex(VectorIndexProps):
 
     # ------------------------------------------------------------------ reads
 
-    async def query(
-        self,
-        vector: np.ndarray | Sequence[float],
-        top_k: int,
-        *,
-        scope: QueryScope | None = None,
+    def _query_vector(self, vector: np.ndarray | Sequence[float]) -> np.ndarray:
+        return vector_of(vector, self._dim, what="query vector")
+
+    async def _top_hits(
+        self, q: np.ndarray, top_k: int, scope: QueryScope | None
     ) -> list[VectorHit]:
-        """The ``top_k`` records most similar to ``vector`` (see the port and the layout)."""
-        q = vector_of(vector, self._dim, what="query vector")
-        if top_k < 1:
-            return []
         await self._ensure()
         if self._layout.exact_ranking:
             return await self._exact(q, top_k, scope)
