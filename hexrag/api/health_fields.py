@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from hexrag.api.auth_routes import ui_identity
@@ -162,7 +163,7 @@ def configuration(state: Any, env: Mapping[str, str] | None = None) -> dict[str,
     describe = getattr(state, "describe", None)
     return {
         "working_directory": str(workdir) if workdir is not None else None,
-        "input_directory": env.get("INPUT_DIR") or None,
+        "input_directory": str(Path(env.get("INPUT_DIR") or "./inputs").resolve()),
         "configuration": config,
         "server_mode": "uvicorn",
         "workers": int(env.get("HEXRAG_WORKERS") or 1),
