@@ -74,6 +74,23 @@ def _lightrag_pg_workspace(dsn: str, workspace: str) -> None:
 
 
 
+def _workspaces_apart(original: Path, stack: Path, ws: str, other: str) -> None:
+    """A second copy in another LightRAG workspace of the same servers, one document
+    deleted there: the first workspace keeps both (its status rows, key-value rows and
+    fragments are its own) and still verifies against the original."""
+    toml = stack.with_name("other.toml")
+    toml.write_text(stack.read_text().replace(f'workspace = "{ws}"', f'workspace = "{other}"'))
+    _migrate(original, toml)
+    doc = sorted(_kv_file(original, "doc_status"))[0]
+    r = _cli("delete", doc, "--stack", str(toml))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    for where, want in ((toml, 1), (stack, 2)):
+        r = _cli("documents", "--stack", str(where), "--json")
+        assert r.returncode == 0, r.stderr[-3000:]
+        assert len([line for line in r.stdout.splitlines() if line.strip()]) == want, where
+    assert _check(original, stack) == (0, [])
+
+
 def _expect_fail(original: Path, stack: Path, prefix: str) -> None:
     code, mismatches = _check(original, stack)
     assert code == 1 and any(m.startswith(prefix) for m in mismatches), mismatches
@@ -112,6 +129,7 @@ def test_a_copy_into_lightrag_postgres_tables_verifies(
     assert r.returncode == 0, r.stderr[-3000:]
     listed = [json.loads(line)["id"] for line in r.stdout.splitlines() if line.strip()]
     assert sorted(listed) == sorted(_kv_file(original, "doc_status"))
+    _workspaces_apart(original, stack, ws, "other" + ws)
 
     # LightRAG's own PGKVStorage reads the copy's records as its JSON storage wrote them
     async def lightrag_reads() -> None:
@@ -185,6 +203,11 @@ def test_a_copy_into_lightrag_redis_keys_verifies(
         f'chunk_store = "{redis_server}"\ncache = "{redis_server}"\n'
         f'lightrag_model_name = "hashemb_v1"\nembedder = "hashing:{DIM}"\n', encoding="utf-8")
     _migrate(original, stack)
+    r = _cli("documents", "--stack", str(stack), "--json")
+    assert r.returncode == 0, r.stderr[-3000:]
+    listed = [json.loads(line)["id"] for line in r.stdout.splitlines() if line.strip()]
+    assert sorted(listed) == sorted(_kv_file(original, "doc_status"))
+    _workspaces_apart(original, stack, ws, "other" + ws)
     client = Redis.from_url(redis_server, decode_responses=True)
     try:
         for ns in KV:  # LightRAG's own key layout, each record as LightRAG's JSON store has it

@@ -65,7 +65,10 @@ async def open_redis(ctx: OpeningContext, section: Section, url: str | None) -> 
     elif section == "documents":  # hexrag's own keys, also beside a LightRAG deployment
         from hexrag.adapters.redis import RedisDocumentStore
 
-        store = RedisDocumentStore.from_url(url, workspace=ctx.namespace, **options)
+        # one key prefix per LightRAG workspace (its workspaces share one Redis)
+        prefix = (f"{ctx.namespace}_{ctx.lightrag_workspace}"
+                  if lightrag and ctx.lightrag_workspace else ctx.namespace)
+        store = RedisDocumentStore.from_url(url, workspace=prefix, **options)
     else:
         from hexrag.adapters.redis.manifest import RedisManifestStore
 
