@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from hexrag.adapters._vector_check import checked_vector
+from hexrag.adapters._vector_record import record_from_row
 from hexrag.adapters.milvus._filter import SCOPE_COLUMNS
 from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.core.scope import scope_values
@@ -195,18 +196,9 @@ def row_to_record(row: Mapping[str, Any], *, with_vector: bool) -> VectorRecord:
     vector: np.ndarray | None = None
     if with_vector and row.get("vector") is not None:
         vector = np.asarray(row["vector"], dtype=np.float32)
-    created_at = row.get("created_at")
-    return VectorRecord(
-        id=row["id"],
-        vector=vector,
-        entity_name=row.get("entity_name"),
-        src_id=row.get("src_id"),
-        tgt_id=row.get("tgt_id"),
-        content=row.get("content"),
+    return record_from_row(
+        row, vector,
         source_id=source_json if source_json is not None else row.get("source_id"),
-        file_path=row.get("file_path"),
-        full_doc_id=row.get("full_doc_id"),
-        created_at=int(created_at) if created_at is not None else None,
         metadata=dict(row.get("metadata") or {}),
     )
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from hexrag.adapters._vector_record import record_from_row
 from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.core.scope import scope_values
 from hexrag.domain.errors import ConfigurationError
@@ -164,17 +165,9 @@ def vector_record_to_row(
 def row_to_vector_record(row: Mapping[str, Any], *, with_vector: bool = True) -> VectorRecord:
     """A :class:`VectorRecord` from a row selected with ``vector::real[] AS vector``."""
     metadata = decode_json(row.get("metadata"))
-    return VectorRecord(
-        id=row["id"],
-        vector=_float32(row.get("vector")) if with_vector else None,
-        entity_name=row.get("entity_name"),
-        src_id=row.get("src_id"),
-        tgt_id=row.get("tgt_id"),
-        content=row.get("content"),
+    return record_from_row(
+        row, _float32(row.get("vector")) if with_vector else None,
         source_id=decode_json(row.get("source_id")),
-        file_path=row.get("file_path"),
-        full_doc_id=row.get("full_doc_id"),
-        created_at=_int_or_none(row.get("created_at")),
         metadata=metadata if isinstance(metadata, dict) else {},
     )
 

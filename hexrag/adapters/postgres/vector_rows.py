@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hexrag.adapters._vector_lightrag import lightrag_model_suffix, lightrag_traits
+from hexrag.adapters._vector_record import record_from_row
 from hexrag.adapters.postgres._rows import row_to_vector_record
 from hexrag.adapters.postgres._sql import quote_ident
 from hexrag.domain.errors import ConfigurationError
@@ -169,18 +170,8 @@ class LightRAGVectorRows(VectorRows):
         metadata = {
             k: row.get(k) for k in ("tokens", "chunk_order_index") if row.get(k) is not None
         }
-        return VectorRecord(
-            id=row["id"],
-            vector=vector,
-            entity_name=row.get("entity_name"),
-            src_id=row.get("src_id"),
-            tgt_id=row.get("tgt_id"),
-            content=row.get("content"),
-            source_id=GRAPH_FIELD_SEP.join(ids) if ids else None,
-            file_path=row.get("file_path"),
-            full_doc_id=row.get("full_doc_id"),
-            created_at=row.get("created_at"),
-            metadata=metadata,
+        return record_from_row(
+            row, vector, source_id=GRAPH_FIELD_SEP.join(ids) if ids else None, metadata=metadata
         )
 
     def traits(self) -> VectorIndexTraits:

@@ -35,6 +35,7 @@ from hexrag.adapters._vector_lightrag import (
     lightrag_model_suffix,
     lightrag_traits,
 )
+from hexrag.adapters._vector_record import RECORD_FIELDS, record_from_row
 from hexrag.core.scope import scope_values
 from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import VectorRecord
@@ -50,9 +51,7 @@ __all__ = [
     "lightrag_point_id",
 ]
 
-_RECORD_FIELDS = (
-    "entity_name", "src_id", "tgt_id", "content", "source_id", "file_path", "full_doc_id",
-)
+_RECORD_FIELDS = RECORD_FIELDS
 _SCOPE_KEYS = {"product_id": "scope_product_id", "category_id": "scope_category_id",
                "doc_ids": "scope_doc_ids"}
 #: LightRAG's ``meta_fields`` per namespace (``lightrag.py``).
@@ -120,7 +119,7 @@ class QdrantLayout:
 
     def record(self, payload: Mapping[str, Any], vector: np.ndarray | None) -> VectorRecord:
         """The record a stored payload (and vector) holds."""
-        return _record(payload, vector, _RECORD_FIELDS, dict(payload.get("metadata") or {}))
+        return record_from_row(payload, vector, metadata=dict(payload.get("metadata") or {}))
 
     def create_options(self) -> dict[str, Any]:
         """Extra ``create_collection`` arguments."""
@@ -199,7 +198,7 @@ class LightRAGLayout(QdrantLayout):
 
     def record(self, payload: Mapping[str, Any], vector: np.ndarray | None) -> VectorRecord:
         """The record of a LightRAG payload (its fields only)."""
-        return _record(payload, vector, LAYOUT_FIELDS[self.namespace], {})
+        return record_from_row(payload, vector, fields=LAYOUT_FIELDS[self.namespace])
 
     def create_options(self) -> dict[str, Any]:
         """LightRAG's ``hnsw_config`` (``payload_m=16, m=0``: per-tenant graphs)."""
@@ -208,25 +207,3 @@ class LightRAGLayout(QdrantLayout):
     def tenant_field(self) -> str | None:
         """``workspace_id`` (LightRAG's keyword index with ``is_tenant``)."""
         return "workspace_id"
-
-
-def _record(
-    payload: Mapping[str, Any], vector: np.ndarray | None, fields: tuple[str, ...],
-    metadata: dict[str, Any],
-) -> VectorRecord:
-    got = {name: payload.get(name) for name in fields}
-    created = payload.get("created_at")
-    return VectorRecord(
-        id=str(payload["id"]),
-        vector=vector,
-        entity_name=got.get("entity_name"),
-        src_id=got.get("src_id"),
-        tgt_id=got.get("tgt_id"),
-        content=got.get("content"),
-        source_id=got.get("source_id"),
-        file_path=got.get("file_path"),
-        full_doc_id=got.get("full_doc_id"),
-        created_at=int(created) if created is not None else None,
-        metadata=metadata,
-    )
-
