@@ -69,6 +69,20 @@ class RedisChunkStore(RedisNamespace):
             for i, value in zip(ids, raw, strict=True)
         ]
 
+    async def get_chunks_and_presence(
+        self, ids: Sequence[str], probe: Sequence[str]
+    ) -> tuple[list[Chunk | None], set[str]]:
+        """:meth:`get_chunks` of ``ids`` and which of ``probe`` exist, in one pipelined round
+        trip (``MGET`` + ``EXISTS``; :class:`~hexrag.ports.chunk_presence.ChunksWithPresence`)."""
+        from hexrag.adapters.redis.chunk_presence import mget_and_presence
+
+        ids = list(ids)
+        raw, present = await mget_and_presence(self, ids, probe, "get_chunks_and_presence")
+        return [
+            None if value is None else chunk_from_json(i, fast_decode_object(value, key=i))
+            for i, value in zip(ids, raw, strict=True)
+        ], present
+
     async def delete_chunks(self, ids: Sequence[str]) -> None:
         """Remove chunks by id (one ``DEL``); unknown ids are ignored."""
         await self._delete(list(ids), "delete_chunks")

@@ -123,6 +123,22 @@ class LightRAGRedisChunkStore(_LightRAGRedis):
             for i, value in zip(ids, raw, strict=True)
         ]
 
+    async def get_chunks_and_presence(
+        self, ids: Sequence[str], probe: Sequence[str]
+    ) -> tuple[list[Chunk | None], set[str]]:
+        """:meth:`get_chunks` of ``ids`` and which of ``probe`` exist, in one pipelined round
+        trip (``MGET`` + ``EXISTS``; :class:`~hexrag.ports.chunk_presence.ChunksWithPresence`)."""
+        from hexrag.adapters.redis.chunk_presence import mget_and_presence
+
+        ids = list(ids)
+        raw, present = await mget_and_presence(self, ids, probe, "get_chunks_and_presence")
+        chunk = self._chunk
+        prefix = self._prefix
+        return [
+            None if value is None else chunk(i, fast_decode_object(value, key=prefix + i))
+            for i, value in zip(ids, raw, strict=True)
+        ], present
+
     async def upsert_chunks(self, chunks: Sequence[Chunk]) -> None:
         """Write chunks as LightRAG's records (one ``MGET`` for the times, one ``MSET``)."""
         records: dict[str, dict[str, Any]] = {}

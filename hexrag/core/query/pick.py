@@ -24,7 +24,8 @@ __all__ = [
 def weighted_polling(
     sorted_chunk_lists: Sequence[Sequence[T]], max_related: int, min_related: int = 1
 ) -> list[T]:
-    """LightRAG's ``pick_by_weighted_polling``: quotas falling linearly from max to min.
+    """LightRAG's ``pick_by_weighted_polling`` (plain form: :mod:`hexrag.core.reference.polling`):
+    quotas falling linearly from max to min.
 
     Item ``i`` of ``n`` expects ``round(max - i/(n-1) * (max - min))`` chunks (Python's
     round-half-to-even). Unused quota is then handed out one chunk at a time, always to the
@@ -45,14 +46,16 @@ def weighted_polling(
         used.append(actual)
         if expected > actual:
             remaining += expected - actual
-    for _ in range(remaining):
-        for i, chunks in enumerate(sorted_chunk_lists):
-            if used[i] < len(chunks):
-                selected.append(chunks[used[i]])
-                used[i] += 1
-                break
-        else:
+    # LightRAG hands the unused quota out one chunk at a time, always to the first item that
+    # still has chunks (hexrag.core.reference.polling): the first item takes all it can, then
+    # the next... one pass instead of a scan from the first item per chunk
+    for i, chunks in enumerate(sorted_chunk_lists):
+        if remaining <= 0:
             break
+        take = min(remaining, len(chunks) - used[i])
+        if take > 0:
+            selected.extend(chunks[used[i] : used[i] + take])
+            remaining -= take
     return selected
 
 

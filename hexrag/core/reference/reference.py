@@ -41,8 +41,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hexrag.core.query.context import assign_references
-from hexrag.core.query.pick import weighted_polling
 from hexrag.core.query.run import ChunkItem, EntityItem, RelationItem
+from hexrag.core.reference.polling import weighted_polling
 from hexrag.core.tokenizer import Tokenizer, count_tokens, truncate_list_by_token_size
 
 __all__ = [
