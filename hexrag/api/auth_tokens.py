@@ -46,6 +46,7 @@ __all__ = [
     "LoginLimiter",
     "TokenError",
     "Tokens",
+    "accepted",
     "decide",
     "verify_password",
 ]
@@ -377,3 +378,22 @@ def decide(
     if api_key:
         return 403, "API Key required"
     return 403, "API Key required or login authentication required."
+
+
+def accepted(*, token: str | None, key_given: bytes | None, api_key: bytes | None,
+             tokens: Tokens) -> bool:
+    """Whether the credentials authenticate, as LightRAG's ``credentials_accepted`` (what
+    ``/health`` asks before showing the configuration; never refuses): nothing protected,
+    or the right key, or an account's valid token. Unlike :func:`decide`, a bad token
+    beside the right key does not count against it."""
+    accounts = tokens.settings.configured
+    if not accounts and not api_key:
+        return True
+    if api_key and key_given and hmac.compare_digest(key_given, api_key):
+        return True
+    if token is not None and accounts:
+        try:
+            return tokens.validate(token)["role"] != "guest"
+        except TokenError:
+            return False
+    return False

@@ -13,7 +13,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from hexrag.api.auth_tokens import bearer_token, decide
+from hexrag.api.auth_tokens import accepted, bearer_token
 from hexrag.api.deadlines import HealthProbes
 from hexrag.api.error_answers import _COMMON_ERRORS, safe_text
 from hexrag.api.health_fields import configuration, liveness
@@ -34,9 +34,8 @@ def _authenticated(request: Request) -> bool:
         return not api_key
     headers = request.scope.get("headers", [])
     given = next((v for n, v in headers if n == b"x-api-key"), None)
-    status, _ = decide(token=bearer_token(headers), key_given=given,
-                       api_key=api_key.encode("utf-8") if api_key else None, tokens=tokens)
-    return status is None
+    return accepted(token=bearer_token(headers), key_given=given,
+                    api_key=api_key.encode("utf-8") if api_key else None, tokens=tokens)
 
 
 def add_ops_routes(

@@ -102,19 +102,22 @@ def add_query_routes(app: FastAPI, engine: QueryEngine, limits: ApiLimits, metri
         enforce(req)
         param = req.to_query_param(stream=False)
         result = await bounded(engine.query_result(req.query, param))
+        refs = _references(result, req)
+        for ref in refs or []:  # LightRAG's ReferenceItem: content null when it has none
+            ref.setdefault("content", None)
         content = result.content or ""
         elapsed = time.perf_counter() - started
         metrics.observe("/query", param.mode, result.raw_data, elapsed, cache_hit=result.cache_hit)
         if not content:
             return QueryResponse(
                 response=NO_CONTEXT,
-                references=_references(result, req),
+                references=refs,
                 response_time=round(elapsed, 3),
                 llm_generated=False,
             )
         return QueryResponse(
             response=content,
-            references=_references(result, req),
+            references=refs,
             response_time=round(elapsed, 3),
             llm_generated=result.llm_generated,
         )

@@ -288,12 +288,16 @@ def test_query_references_carry_chunk_content(open_pair: Pair, mode: str, query:
             "include_chunk_content": True}
     lr, hx = (r.json() for r in open_pair.both("POST", "/query", json=body))
     assert hx["references"] == lr["references"]
-    assert any(ref.get("content") for ref in hx["references"])
     assert hx["response"] == lr["response"] and hx["llm_generated"] == lr["llm_generated"]
+    with_content = [ref for ref in hx["references"] if ref["content"] is not None]
+    assert with_content or not hx["references"], hx  # the chunk texts of each reference
+    assert hx["references"] or mode != "mix"
+    for ref in with_content:
+        assert ref["content"] and all(isinstance(c, str) and c for c in ref["content"])
     lr, hx = (r.json() for r in open_pair.both("POST", "/query", json={
         **body, "include_chunk_content": False}))
     assert hx["references"] == lr["references"]
-    assert all("content" not in ref for ref in hx["references"])
+    assert all(ref["content"] is None for ref in hx["references"])  # LightRAG's null
 
 
 @pytest.mark.parametrize("mode,query", QUERIES)
@@ -405,7 +409,9 @@ def test_credentials_matrix(auth_pair: Pair) -> None:
                 lr.status_code, lr.json() if lr.status_code >= 400 else None), (name, path)
             assert (hx.status_code == 200) == (name in allowed), (name, path, hx.text)
         lr, hx = (r.json() for r in auth_pair.both("GET", "/health", headers=headers))
-        assert ("configuration" in hx) == ("configuration" in lr) == (name in allowed), name
+        # /health never refuses: the right key counts even beside a bad token
+        shown = allowed | {"garbage token and key", "guest token and key"}
+        assert ("configuration" in hx) == ("configuration" in lr) == (name in shown), name
         assert {k: hx[k] for k in LIVENESS} == {k: lr[k] for k in LIVENESS}
         assert hx["auth_mode"] == "enabled"
 
