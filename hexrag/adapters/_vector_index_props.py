@@ -78,6 +78,8 @@ class QueryTemplate(VectorIndexProps):
 
 
 class _Layout(Protocol):
+    exact_ranking: bool
+
     def traits(self) -> VectorIndexTraits: ...
 
 
@@ -90,6 +92,28 @@ class LayoutProps(QueryTemplate, Generic[L]):
 
     _collection: str
     _layout: L
+
+    if TYPE_CHECKING:  # the adapter's
+
+        async def _ensure(self) -> None: ...
+
+        async def _exact(
+            self, q: np.ndarray, top_k: int, scope: QueryScope | None
+        ) -> list[VectorHit]: ...
+
+        async def _as_backend(
+            self, q: np.ndarray, top_k: int, scope: QueryScope | None
+        ) -> list[VectorHit]: ...
+
+    async def _top_hits(
+        self, q: np.ndarray, top_k: int, scope: QueryScope | None
+    ) -> list[VectorHit]:
+        """The collection made ready, then the layout's ranking: the port's (``_exact``) or
+        the backend's own call, as a LightRAG deployment ranks (``_as_backend``)."""
+        await self._ensure()
+        if self._layout.exact_ranking:
+            return await self._exact(q, top_k, scope)
+        return await self._as_backend(q, top_k, scope)
 
     @property
     def collection(self) -> str:

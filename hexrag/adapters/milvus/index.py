@@ -367,14 +367,6 @@ class MilvusVectorIndex(LayoutProps[MilvusLayout]):
     def _query_vector(self, vector: np.ndarray | Sequence[float]) -> np.ndarray:
         return vector_of(vector, self._dim, what="query vector")
 
-    async def _top_hits(
-        self, q: np.ndarray, top_k: int, scope: QueryScope | None
-    ) -> list[VectorHit]:
-        await self._ensure()
-        if self._layout.exact_ranking:
-            return await self._exact(q, top_k, scope)
-        return await self._as_backend(q, top_k, scope)
-
     async def _exact(self, q: np.ndarray, top_k: int, scope: QueryScope | None) -> list[VectorHit]:
         """The port's ranking: candidates re-scored exactly, ties by id (see the module)."""
         expr = self._layout.scope_expr(scope)

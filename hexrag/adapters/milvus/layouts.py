@@ -22,7 +22,7 @@ keeps scores strictly above the threshold and orders them, ties included. Scope 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters._vector_lightrag import (
@@ -66,6 +66,15 @@ _LIGHTRAG_VARCHAR = {
 _HEXRAG_VARCHAR_FIELDS = (
     "entity_name", "src_id", "tgt_id", "full_doc_id", "content", "file_path", "source_id",
 )
+
+
+def _fields(
+    client: MilvusClient, collection: str, timeout: float | None, required: Sequence[str]
+) -> tuple[dict[str, Any], list[str]]:
+    """An existing collection's fields by name, and which of ``required`` it lacks."""
+    info = client.describe_collection(collection, timeout=timeout)
+    fields = {f.get("name"): f for f in info.get("fields", [])}
+    return fields, [name for name in required if name not in fields]
 
 
 def _check_dim(fields: Mapping[str, Any], collection: str, dim: int) -> None:
@@ -138,9 +147,7 @@ class MilvusLayout:
         self, client: MilvusClient, collection: str, dim: int, timeout: float | None
     ) -> None:
         """Refuse an existing collection of another schema, dimension or metric."""
-        description = client.describe_collection(collection, timeout=timeout)
-        fields = {f.get("name"): f for f in description.get("fields", [])}
-        missing = [name for name in OUTPUT_FIELDS if name not in fields]
+        fields, missing = _fields(client, collection, timeout, OUTPUT_FIELDS)
         if missing:
             raise ConfigurationError(
                 f"Milvus collection {collection!r} exists but lacks the field(s) "
@@ -235,9 +242,7 @@ class LightRAGMilvusLayout(MilvusLayout):
         self, client: MilvusClient, collection: str, dim: int, timeout: float | None
     ) -> None:
         """Refuse a collection that is not LightRAG's of this namespace, or of another dim."""
-        info = client.describe_collection(collection, timeout=timeout)
-        fields = {f.get("name"): f for f in info.get("fields", [])}
-        missing = [f for f in ("id", "vector", *self.fields) if f not in fields]
+        fields, missing = _fields(client, collection, timeout, ("id", "vector", *self.fields))
         if missing:
             raise ConfigurationError(
                 f"Milvus collection {collection!r} lacks LightRAG's field(s) {missing}: "

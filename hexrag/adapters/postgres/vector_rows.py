@@ -206,34 +206,33 @@ class PgVectorReads:
 
     async def get(self, ids: Sequence[str]) -> list[VectorRecord | None]:
         """Records (with their float32 vectors) in request order; ``None`` for a missing id."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return []
-        rows, (cond, args) = self._rows, self._rows.where(2)
-        found = await self._fetch(
-            f"reading {len(wanted)} records from {rows.name}",
-            f"SELECT {rows.columns}, vector_send({rows.vector_column}) AS stored_vector "
-            f"FROM {rows.table} WHERE id = ANY($1::text[]) AND {cond}",
-            wanted, *args,
+        rows = self._rows
+        found = await self._by_ids(
+            f"{rows.columns}, vector_send({rows.vector_column}) AS stored_vector", ids, "records"
         )
         by_id = {r["id"]: rows.record(r, vector_from_pg(r["stored_vector"])) for r in found}
         return [by_id.get(i) for i in ids]
 
-    async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Stored float32 vectors of the ids found (missing ids absent, duplicates once)."""
+    async def _by_ids(self, columns: str, ids: Sequence[str], what: str) -> list[Any]:
+        """The index's rows of ``ids`` (each once), ``columns`` of them; one statement."""
         wanted = list(dict.fromkeys(ids))
         if not wanted:
-            return {}
+            return []
         rows, (cond, args) = self._rows, self._rows.where(2)
-        found = await self._fetch(
-            f"reading {len(wanted)} vectors from {rows.name}",
-            f"SELECT id, vector_send({rows.vector_column}) AS v FROM {rows.table} "
-            f"WHERE id = ANY($1::text[]) AND {cond}",
+        return await self._fetch(
+            f"reading {len(wanted)} {what} from {rows.name}",
+            f"SELECT {columns} FROM {rows.table} WHERE id = ANY($1::text[]) AND {cond}",
             wanted, *args,
+        )
+
+    async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored float32 vectors of the ids found (missing ids absent, duplicates once)."""
+        found = await self._by_ids(
+            f"id, vector_send({self._rows.vector_column}) AS v", ids, "vectors"
         )
         vectors = dict(zip((r["id"] for r in found), vectors_from_pg([r["v"] for r in found]),
                            strict=True))
-        return {i: vectors[i] for i in wanted if i in vectors}
+        return {i: vectors[i] for i in dict.fromkeys(ids) if i in vectors}
 
     async def count(self) -> int:
         """Number of stored records."""

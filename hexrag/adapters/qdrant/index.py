@@ -190,14 +190,6 @@ class QdrantVectorIndex(LayoutProps[QdrantLayout]):
     def _query_vector(self, vector: np.ndarray | Sequence[float]) -> np.ndarray:
         return vector_of(vector, self._dim, what="query vector")
 
-    async def _top_hits(
-        self, q: np.ndarray, top_k: int, scope: QueryScope | None
-    ) -> list[VectorHit]:
-        await self._ensure()
-        if self._layout.exact_ranking:
-            return await self._exact(q, top_k, scope)
-        return await self._as_backend(q, top_k, scope)
-
     async def _points(
         self, q: np.ndarray, limit: int, threshold: float, flt: Any, vectors: bool
     ) -> list[Any]:
