@@ -33,7 +33,7 @@ def test_any_other_change_is_content(change: dict[str, Any]) -> None:
 
 def test_full_docs_unset_fields_only_at_their_unset_value() -> None:
     doc = {"content": "t", "file_path": "a.txt", "_id": "d"}
-    read = {**doc, "id": "d", "sidecar_location": None, "chunk_options": {},
+    read: dict[str, Any] = {**doc, "id": "d", "sidecar_location": None, "chunk_options": {},
             "process_options": None, "parse_engine": None, "content_hash": None,
             "parse_format": None}
     assert _d("full_docs", "d", doc) == _d("full_docs", "d", read)
