@@ -76,12 +76,12 @@ memory one is, and drop your collection / table / key prefix at teardown)::
             yield make
             made.clear()  # a real backend drops the collections / tables it made here
 
-A vector index that keeps another system's rules (LightRAG's strict threshold, its backend's
+A test your backend cannot pass as the port states it is first a question of declaration: a
+vector index that keeps another system's rules (LightRAG's strict threshold, its backend's
 order among ties, fewer stored fields) declares them as its ``traits``
 (:class:`~hexrag.ports.vector_index.VectorIndexTraits`) and the suite asserts what it declares.
-A test your backend cannot pass otherwise is weakened only with a strict xfail that says why
-(in the class body above; ``tests/contract/test_lightrag_pg_contract.py`` shows a helper that
-does it for several tests)::
+Otherwise the test is weakened only with a strict xfail that says why (in the class body above;
+``tests/contract/test_lightrag_pg_contract.py`` shows a helper that does it for several tests)::
 
         @pytest.mark.xfail(strict=True, reason="pgvector rounds to float16 at the boundary")
         async def test_threshold_is_inclusive(self, vector_index_factory):
