@@ -155,3 +155,98 @@ async def test_a_missing_driver_names_the_extra(tmp_path: Path) -> None:
     ):
         await open_stack(_toml(tmp_path, "kb2"), embedder=HashingEmbedder(16))
     _TOY_DATA.clear()
+
+
+# -- one stack: its sections, and who opens stores -------------------------------------------
+
+_FIELD_SECTION = {"entities": "vectors", "relationships": "vectors", "chunks": "vectors",
+                  "graph": "graph", "chunk_store": "chunks", "cache": "llm_cache",
+                  "documents": "documents", "kv": "kv", "manifest": "manifest"}
+
+
+def test_every_store_field_of_the_stack_is_a_section_some_role_opens() -> None:
+    import dataclasses
+    import typing
+
+    from hexrag.ports.stack import Stack
+
+    opened = {s for sections in openings.ROLE_SECTIONS.values() for s in sections}
+    assert opened == set(typing.get_args(Section))
+    stores = {f.name for f in dataclasses.fields(Stack)} - {"embedding_model", "closers"}
+    assert stores == set(_FIELD_SECTION), stores ^ set(_FIELD_SECTION)
+    assert set(_FIELD_SECTION.values()) == opened
+
+
+class _Ctx:
+    layout, dim, namespace, lightrag_workspace, workdir = "hexrag", 8, "hexrag", "", None
+    manifest_key, cosine_threshold, store_timeout, read_only = "stack", 0.2, 5.0, False
+
+    def option(self, name: str) -> Any:
+        return None
+
+    def say(self, message: str) -> None:
+        pass
+
+    def close_with(self, name: str, closer: Any) -> None:
+        pass
+
+    def commit_with(self, name: str, committer: Any) -> None:
+        pass
+
+    async def shared(self, key: str, factory: Any) -> Any:
+        return await factory()
+
+
+async def test_the_memory_declaration_opens_every_section_it_declares() -> None:
+    from hexrag.ports import Cache, ChunkStore, DocumentStore, GraphStore, VectorIndex
+    from hexrag.ports.cache import KV_NAMESPACES
+    from hexrag.ports.stack import ManifestStore
+
+    memory = openings.for_kind("memory")
+    ports = {"graph": GraphStore, "chunks": ChunkStore, "documents": DocumentStore,
+             "llm_cache": Cache, "manifest": ManifestStore}
+    for section in memory.sections["hexrag"]:
+        opened = await memory.open_section(_Ctx(), section, None, what="test")
+        if section == "vectors":
+            assert set(opened) == {"entities", "relationships", "chunks"}
+            assert all(isinstance(i, VectorIndex) and i.dim == 8 for i in opened.values())
+        elif section == "kv":
+            assert set(opened) == set(KV_NAMESPACES)
+        else:
+            assert isinstance(opened, ports[section]), section
+    with pytest.raises(ConfigurationError, match="cannot hold the graph section"):
+        ctx = _Ctx()
+        ctx.layout = "lightrag"
+        await memory.open_section(ctx, "graph", None, what="graph_store = memory")
+
+
+#: Store constructors and openers that only adapters, the builder and bootstrap call.
+_OPENERS = {
+    "MemoryVectorIndex", "MemoryGraphStore", "MemoryChunkStore", "MemoryCache",
+    "MemoryDocumentStore", "PgVectorIndex", "PgGraphStore", "PgChunkStore", "PgCache",
+    "PgDocumentStore", "create_pool", "RedisChunkStore", "RedisCache", "RedisDocumentStore",
+    "MilvusVectorIndex", "Neo4jGraphStore", "QdrantVectorIndex", "open_qdrant_indexes",
+    "open_lightrag_milvus_indexes", "load_workdir", "empty_workdir_stack",
+}
+#: Where the package still builds a store itself, and why.
+_ALLOWED = {
+    # the answer cache of an engine over stores the caller opened itself (embed's contract)
+    ("hexrag/embed.py", "MemoryCache"),
+    # the parity harness: LightRAG's directory with LightRAG's own embedder wrapper
+    ("hexrag/devtools/lightrag_data/hexrag_side.py", "load_workdir"),
+}
+
+
+def test_only_adapters_the_builder_and_bootstrap_open_stores() -> None:
+    found = set()
+    for path in sorted((REPO / "hexrag").rglob("*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        if rel.startswith("hexrag/adapters/") or rel in ("hexrag/builder.py",
+                                                        "hexrag/bootstrap.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                if name in _OPENERS:
+                    found.add((rel, name))
+    assert found == _ALLOWED, found ^ _ALLOWED
