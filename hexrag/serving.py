@@ -22,8 +22,9 @@ def stack_app(stack: Any, api: Any, *, workspace: str = "") -> Any:
 
     Documents: with an LLM, ingestion and deletion over HTTP; the stack records its model
     before its first write. A LightRAG working directory (held in memory) lists and deletes
-    documents (each deletion written back at once, atomically) but takes new ones only
-    through ``hexrag ingest``.
+    documents (each deletion written back at once, atomically); it takes new ones over HTTP
+    when the stack has an LLM (each written back once ingested), else through
+    ``hexrag ingest``.
 
     ``workspace`` (else the stack's own LightRAG ``workspace``, else ``""``) is the only name
     a ``LIGHTRAG-WORKSPACE`` header may give: any other is 404, after the API key check."""
@@ -40,16 +41,17 @@ def stack_app(stack: Any, api: Any, *, workspace: str = "") -> Any:
     ingestor = None
     unavailable = None
     in_files = stack.plan is not None and stack.plan.workdir is not None
-    if in_files:
-        unavailable = ("document ingestion over HTTP needs a server-backed stack; a LightRAG "
-                       "working directory takes documents through `hexrag ingest`")
+    if in_files and stack.engine.llm is None:
+        unavailable = ("document ingestion over HTTP on a LightRAG working directory needs an "
+                       "LLM (llm = \"openai:MODEL\" in the stack TOML, or HEXRAG_LLM); "
+                       "without one it takes documents through `hexrag ingest`")
     if in_files or stack.engine.llm is not None:
         from hexrag.bootstrap import RefusingLLM
         from hexrag.env import ingest_settings
 
         inner = stack.ingestor(stack.engine.llm or RefusingLLM(), settings=ingest_settings())
-        ingestor = _StackWrites(inner, stack, accepts_documents=not in_files,
-                                why_not=unavailable or "")
+        ingestor = _StackWrites(inner, stack, accepts_documents=stack.engine.llm is not None,
+                                why_not=unavailable or "", in_files=in_files)
     app = create_app(
         stack.engine, probes=stack.probes(), settings=api, consistency=consistency,
         ingestor=ingestor,  # type: ignore[arg-type]  # the Ingestor, wrapped
@@ -65,12 +67,14 @@ def stack_app(stack: Any, api: Any, *, workspace: str = "") -> Any:
 
 class _StackWrites:
     """The ingestor the document routes use: the stack records its model before its first
-    write, and what lives in files is written back after each deletion; a stack that
-    does not ``accepts_documents`` (a working directory) refuses ingestion and resumes
+    write, and what lives in files is written back after each deletion (and each ingestion);
+    a stack that does not ``accepts_documents`` (no LLM) refuses ingestion and resumes
     nothing. Everything else is the wrapped :class:`~hexrag.core.ingest.ingestion.Ingestor`'s."""
 
-    def __init__(self, inner: Any, stack: Any, *, accepts_documents: bool, why_not: str) -> None:
+    def __init__(self, inner: Any, stack: Any, *, accepts_documents: bool, why_not: str,
+                 in_files: bool = False) -> None:
         self._inner = inner
+        self._in_files = in_files  # a working directory: written back after each document
         self._stack = stack
         self.accepts_documents = accepts_documents
         self._why_not = why_not
@@ -91,7 +95,11 @@ class _StackWrites:
 
             raise ConfigurationError(self._why_not)
         await self._record()
-        return await self._inner.ingest_text(*args, **kwargs)
+        try:
+            return await self._inner.ingest_text(*args, **kwargs)
+        finally:
+            if self._in_files:
+                await self._stack.commit()
 
     async def unfinished(self) -> list[Any]:
         """The documents to resume (none where ingestion is refused)."""

@@ -382,3 +382,41 @@ def test_reprocess_failed_processes_a_failed_document_again(llm_served: LLMServe
     assert llm_served.wait([doc["id"]], {"processed"}) == {doc["id"]: "processed"}
     (again,) = http.get(f"/documents/track_status/{tid}").json()["documents"]
     assert again["track_id"] == tid  # keeps its original track_id
+
+
+def test_working_directory_with_an_llm_takes_texts(world: World, tmp_path: Path) -> None:
+    """A working directory served with an LLM takes ``/documents/text`` (LightRAG's server
+    does): the document is processed, findable by its ``track_id`` and written back."""
+    import json
+
+    root = copy_base(world.base, tmp_path / "wd")
+    loop = asyncio.new_event_loop()
+    stack = loop.run_until_complete(build_stack(
+        StackConfig(workdir=root, workspace=WS, embedder=f"hashing:{DIM}"),
+        embedder=HashingEmbedder(DIM), llm=ScriptedKGLLM()))
+    server = LiveServer(stack_app(stack, ApiSettings()), lifespan="on")
+    try:
+        http = server.client
+        before = http.get("/documents/status_counts").json()["status_counts"]["all"]
+        r = http.post("/documents/text", json={"text": "Zephyr Vault guards Orion.",
+                                               "file_source": "zephyr.txt"})
+        assert r.status_code == 200, r.text
+        tid = r.json()["track_id"]
+        deadline = time.monotonic() + 60
+        while True:
+            track = http.get(f"/documents/track_status/{tid}").json()
+            if track["status_summary"] == {"processed": 1}:
+                break
+            assert time.monotonic() < deadline, track
+            time.sleep(0.05)
+        assert http.get("/documents/status_counts").json()["status_counts"]["all"] == \
+            before + 1
+        assert http.get("/graph/entity/exists?name=Zephyr").json() == {"exists": True}
+    finally:
+        server.stop()
+        loop.run_until_complete(stack.aclose())
+        loop.close()
+    rows = json.loads((root / WS / "kv_store_doc_status.json").read_text())
+    (doc_id,) = [k for k, v in rows.items() if v.get("file_path") == "zephyr.txt"]
+    assert rows[doc_id]["status"] == "processed" and rows[doc_id]["track_id"] == tid
+    assert ">Zephyr<" in (root / WS / "graph_chunk_entity_relation.graphml").read_text()
