@@ -47,6 +47,22 @@ def test_each_declaration_says_roles_sections_and_extra() -> None:
             assert opening.extra, opening.kind
 
 
+def test_each_declared_extra_is_a_pip_extra_that_brings_the_driver() -> None:
+    import re
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))[
+        "project"]["optional-dependencies"]
+    for opening in openings.all_openings():
+        if opening.extra is None:
+            continue
+        assert opening.extra in extras, (opening.kind, opening.extra)
+        names = {re.split(r"[<>=\[ ]", req, maxsplit=1)[0].replace("-", "_").lower()
+                 for req in extras[opening.extra]}
+        for module in opening.requires:
+            assert module in names, (opening.kind, module, names)
+
+
 def test_a_scheme_imports_only_its_own_adapter_package() -> None:
     code = (
         "import sys\n"
