@@ -1,8 +1,10 @@
 """Opening a configured stack: the adapters a :class:`~hexrag.config.StackConfig` names.
 
-:func:`build_stack` is where the stores, models and clients of a stack TOML are opened
+:class:`StackBuilder` opens the stores, models and clients of a stack TOML
 (:mod:`hexrag.config` only parses); :mod:`hexrag.bootstrap` is its front
-(:func:`hexrag.bootstrap.open_stack`). Every failure to open is a
+(:func:`hexrag.bootstrap.open`). Each section is opened by the declaration of the adapter
+package its URL names (:mod:`hexrag.openings`): the builder names no backend. Every failure
+to open is a
 :class:`~hexrag.core.errors.ConfigurationError` saying what to change (a missing extra names
 the ``pip install 'hexrag[...]'`` to run), or a backend error.
 """
