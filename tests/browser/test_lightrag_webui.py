@@ -165,3 +165,23 @@ def test_the_webui_answers_a_retrieval_query(page: tuple[Any, Calls]) -> None:
     _shot(pg, "retrieval")
     assert "/query/stream" in calls.paths()
     assert not calls.failed(), calls.failed()
+
+
+def test_the_webui_shows_a_nodes_properties(page: tuple[Any, Calls],
+                                            served: HexragServe) -> None:
+    pg, calls = page
+    pg.get_by_role("tab", name="Knowledge Graph").click()
+    pg.get_by_text(re.compile(r"node: [1-9]")).wait_for(timeout=20_000)  # the whole graph
+    pg.get_by_placeholder("Search nodes in page", exact=False).click()
+    pg.keyboard.type("Acme")
+    pg.get_by_role("option", name="Acme", exact=True).first.click(timeout=20_000)
+    graph = served.client.get("/graphs", params={"label": "Acme", "max_depth": 1}).json()
+    node = next(n for n in graph["nodes"] if n["id"] == "Acme")
+    pg.get_by_text(node["properties"]["description"]).first.wait_for(timeout=20_000)
+    text = pg.inner_text("body")
+    assert node["properties"]["file_path"] in text and node["properties"]["source_id"] in text
+    for edge in graph["edges"]:  # its neighbours, listed as LightRAG lists them
+        other = edge["target"] if edge["source"] == "Acme" else edge["source"]
+        assert other in text
+    _shot(pg, "node")
+    assert not calls.failed(), calls.failed()
