@@ -420,3 +420,37 @@ def test_working_directory_with_an_llm_takes_texts(world: World, tmp_path: Path)
     (doc_id,) = [k for k, v in rows.items() if v.get("file_path") == "zephyr.txt"]
     assert rows[doc_id]["status"] == "processed" and rows[doc_id]["track_id"] == tid
     assert ">Zephyr<" in (root / WS / "graph_chunk_entity_relation.graphml").read_text()
+
+
+def test_graph_edits_survive_a_document_deletion(llm_served: LLMServed) -> None:
+    """Fragments follow the graph edits: after an entity is deleted and another renamed over
+    HTTP, deleting a document that mentioned both rebuilds neither the deleted entity nor the
+    old name (the rebuild reads the remaining fragments)."""
+    http = llm_served.http
+    r = http.post("/documents/texts", json={"texts": ["Zephyr guards Orion. Quasar watches Helix.",
+                                                      "Zephyr meets Quasar."],
+                                            "file_sources": ["a.txt", "b.txt"]})
+    tid = r.json()["track_id"]
+    docs = {d["file_path"]: d["id"]
+            for d in http.get(f"/documents/track_status/{tid}").json()["documents"]}
+    llm_served.wait(list(docs.values()), {"processed"})
+    r = http.request("DELETE", "/graph/entity/delete", json={"entity_name": "Zephyr"})
+    assert r.status_code == 200, r.text
+    r = http.post("/graph/entity/edit", json={"entity_name": "Quasar", "allow_rename": True,
+                                              "updated_data": {"entity_name": "Quasar Prime"}})
+    assert r.status_code == 200, r.text
+    r = http.request("DELETE", "/documents/delete_document", json={"doc_ids": [docs["b.txt"]]})
+    assert r.status_code == 200, r.text
+    deadline = time.monotonic() + 60
+    while docs["b.txt"] in http.get("/documents").text:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    while http.get("/documents/pipeline_status").json()["busy"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+    def exists(name: str) -> bool:
+        return bool(http.get("/graph/entity/exists", params={"name": name}).json()["exists"])
+
+    assert not exists("Zephyr") and not exists("Quasar")
+    assert exists("Quasar Prime") and exists("Orion") and exists("Helix")

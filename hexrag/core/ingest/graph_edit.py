@@ -9,8 +9,9 @@ way LightRAG's ``acreate_entity`` / ``aedit_entity`` / ``amerge_entities`` /
   edited entity is found by the next query (LightRAG's vector contents and ids);
 * LightRAG's chunk tracking (``entity_chunks`` / ``relation_chunks`` key-value stores, when
   the stack holds them), updated as LightRAG updates them;
-* hexrag's description fragments (renames and merges move them to the new name, so a later
-  document deletion rebuilds the entity under its new name);
+* hexrag's description fragments (renames and merges move them to the new name, deletions
+  remove them, so a later document deletion rebuilds the entity under its new name and never
+  brings a deleted entity or relation back);
 * the answer cache: every write goes through the stack's stores, whose versioning wrappers
   (:mod:`hexrag.core.versioning`) make earlier cached answers unreachable.
 
@@ -323,6 +324,23 @@ class GraphEditor:
         if store is not None and keys:
             await store.delete_many(list(dict.fromkeys(keys)))
 
+    async def _drop_fragments(self, names: Sequence[str],
+                              gone: Callable[[Fragment], bool]) -> None:
+        """Remove the fragments about ``names`` that ``gone`` selects (a deleted entity's or
+        relation's), so that a later document deletion does not rebuild it from them: the
+        chunks holding one lose their fragments, and the others are stored again."""
+        if self.fragments is None:
+            return
+        chunks = sorted({f.chunk_id for f in await self.fragments.fragments_about(list(names))
+                         if gone(f)})
+        if not chunks:
+            return
+        held = await self.fragments.fragments_of_chunks(chunks)
+        await self.fragments.delete_fragments_of_chunks(chunks)
+        kept = [f for f in held if not gone(f)]
+        if kept:
+            await self.fragments.add_fragments(kept)
+
     async def _move_fragments(self, old_names: Sequence[str], new_name: str) -> None:
         """Fragments about ``old_names`` now speak of ``new_name`` (relation fragments keep
         LightRAG's sorted pair; one that would join the entity to itself is left as is)."""
@@ -496,6 +514,7 @@ class GraphEditor:
             i for r in edges for i in (mdhash_id(r.src_id + r.tgt_id, "rel-"),
                                        mdhash_id(r.tgt_id + r.src_id, "rel-")))))
         await self.graph.delete_nodes([name])
+        await self._drop_fragments([name], lambda f: name in f.names)
         pairs = {r.pair for r in edges}
         return f"Entity Delete: remove '{name}' and its {len(pairs)} relations"
 
@@ -580,6 +599,8 @@ class GraphEditor:
         await self.relationships.delete(list(dict.fromkeys(
             [mdhash_id(a + b, "rel-"), mdhash_id(b + a, "rel-")])))
         await self.graph.delete_edges([r.id for r in found])
+        await self._drop_fragments([a], lambda f: f.kind == "relation"
+                                   and {f.src, f.tgt} == {a, b})
         return f"Relation Delete: `{a}`~`{b}` deleted successfully"
 
     # ------------------------------------------------------------------ merge
