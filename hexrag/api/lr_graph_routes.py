@@ -18,6 +18,7 @@ after each edit (``app.state.commit``, set by :func:`hexrag.serving.stack_app`).
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -176,6 +177,16 @@ def graph_editor(app: FastAPI) -> GraphEditor:
     return editor
 
 
+def _max_graph_nodes() -> int:
+    """LightRAG's ``MAX_GRAPH_NODES`` (default 1000): the most nodes ``/graphs`` returns."""
+    raw = os.environ.get("MAX_GRAPH_NODES", "")
+    try:
+        value = int(raw) if raw.strip() else graph_view.DEFAULT_MAX_GRAPH_NODES
+    except ValueError:
+        return graph_view.DEFAULT_MAX_GRAPH_NODES
+    return max(1, value)
+
+
 def _busy(app: FastAPI) -> None:
     queue = getattr(app.state, "documents", None)
     if queue is not None and queue.busy:
@@ -243,7 +254,8 @@ def add_lr_graph_routes(app: FastAPI, *, responses: dict[int | str, dict[str, An
         max_nodes: int = Query(1000, description="Maximum nodes to return", ge=1),
     ) -> dict[str, Any]:
         """The subgraph around ``label`` (``*``: the best-connected nodes)."""
-        return await graph_view.knowledge_graph(graph(request), label, max_depth, max_nodes)
+        return await graph_view.knowledge_graph(graph(request), label, max_depth, max_nodes,
+                                                max_graph_nodes=_max_graph_nodes())
 
     @router.get("/graph/entity/exists")
     async def check_entity_exists(

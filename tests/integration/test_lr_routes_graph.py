@@ -304,6 +304,11 @@ def test_graph_routes_per_workspace(world: World, tmp_path: Path) -> None:
         assert http.get(exists).json() == {"exists": False}  # no header: the default
         assert http.get(exists, headers=h("gamma")).status_code == 404
         assert http.get("/graph/label/list", headers=h("alpha")).json() == labels
+        # the document routes are per workspace too
+        counts = http.get("/documents/status_counts", headers=h("alpha")).json()
+        assert counts == http.get("/documents/status_counts", headers=h("beta")).json()
+        assert counts["status_counts"]["all"] > 0
+        assert http.get("/documents/status_counts", headers=h("gamma")).status_code == 404
     finally:
         server.stop()
     assert "Only Beta" in (root / "beta" / "graph_chunk_entity_relation.graphml").read_text()
