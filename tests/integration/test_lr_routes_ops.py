@@ -428,3 +428,54 @@ def test_login_is_throttled_after_five_failures(auth_pair: Pair) -> None:
     lr, hx = auth_pair.both("POST", "/login", data={"username": "reader",
                                                     "password": "pw-reader"})
     assert lr.status_code == hx.status_code == 429
+
+
+@pytest.fixture(scope="module")
+def key_pair(world: dict[str, Any]) -> Iterator[Pair]:
+    """An API key and no account (guest tokens handed out, worth nothing against the key)."""
+    tmp: Path = world["tmp"]
+    env = {"LIGHTRAG_API_KEY": KEY, "WHITELIST_PATHS": "/health"}
+    shutil.copytree(world["workdir"], tmp / "rag-key")
+    lr = LightRAGFull(tmp / "rag-key", world["model"], tmp / "lightrag-key.log", env=env)
+    try:
+        hx = HexragServe(world["workdir"], tmp / "hx-key", world["model"],
+                         tmp / "hexrag-key.log", env=env, args=["--lightrag-webui"])
+        try:
+            yield Pair(lr, hx)
+        finally:
+            hx.stop()
+    finally:
+        lr.stop()
+
+
+def test_credentials_with_only_a_key(key_pair: Pair) -> None:
+    """Guest mode behind a key: the guest token of either server (anyone gets one from
+    ``/auth-status``) opens nothing without the key; the same answers on both servers."""
+    lr_status, hx_status = (r.json() for r in key_pair.both("GET", "/auth-status"))
+    lr_guest, hx_guest = lr_status.pop("access_token"), hx_status.pop("access_token")
+    assert hx_status == lr_status and hx_status["auth_configured"] is False
+    user = Tokens(AuthSettings()).create("admin", "user")  # the public default secret
+    cases: dict[str, dict[str, str]] = {
+        "nothing": {},
+        "right key": {"X-API-Key": KEY},
+        "wrong key": {"X-API-Key": "nope"},
+        "empty key": {"X-API-Key": ""},
+        "LightRAG's guest token": {"Authorization": f"Bearer {lr_guest}"},
+        "hexrag's guest token": {"Authorization": f"Bearer {hx_guest}"},
+        "guest token and key": {"Authorization": f"Bearer {hx_guest}", "X-API-Key": KEY},
+        "guest token and wrong key": {"Authorization": f"Bearer {lr_guest}",
+                                      "X-API-Key": "nope"},
+        "forged user token": {"Authorization": f"Bearer {user}"},
+        "forged user token and key": {"Authorization": f"Bearer {user}", "X-API-Key": KEY},
+        "garbage token and key": {"Authorization": "Bearer abc", "X-API-Key": KEY},
+    }
+    allowed = {"right key", "guest token and key"}
+    for name, headers in cases.items():
+        for path in ("/auth/verify", "/graph/label/list", "/api/version"):
+            lr, hx = key_pair.both("GET", path, headers=headers)
+            assert (hx.status_code, hx.json() if hx.status_code >= 400 else None) == (
+                lr.status_code, lr.json() if lr.status_code >= 400 else None), (name, path)
+            assert (hx.status_code == 200) == (name in allowed), (name, path, hx.text)
+        lr, hx = (r.json() for r in key_pair.both("GET", "/health", headers=headers))
+        assert ("configuration" in hx) == ("configuration" in lr), name
+        assert {k: hx[k] for k in LIVENESS} == {k: lr[k] for k in LIVENESS}
