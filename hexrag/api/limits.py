@@ -174,7 +174,8 @@ class ApiSettings:
         """The keyword arguments of Starlette's ``CORSMiddleware`` for ``CORS_ORIGINS``
         (one place for the app and the workspace router)."""
         return {"allow_origins": list(self.cors_origins),
-                "allow_methods": ["GET", "POST", "OPTIONS"], "allow_headers": ["*"]}
+                "allow_methods": ["GET", "POST", "DELETE", "OPTIONS"], "allow_headers": ["*"],
+                "expose_headers": ["X-New-Token"]}  # LightRAG's: the WebUI reads renewals
 
     def with_key(self, api_key: str | None) -> ApiSettings:
         """A copy with ``api_key`` (``None`` or empty: no key)."""

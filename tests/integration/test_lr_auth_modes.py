@@ -193,3 +193,21 @@ def test_lightrag_webui_without_lightrag_hku_is_a_clear_error(monkeypatch: Any) 
     demo = asyncio.run(build_demo_engine())
     with pytest.raises(ConfigurationError, match="lightrag-hku"):
         create_app(demo.engine, settings=ApiSettings(lightrag_webui=True))
+
+
+def test_cors_lets_a_webui_elsewhere_read_renewed_tokens_and_delete() -> None:
+    origin = "https://ui.example"
+    live = _serve(ApiSettings(cors_origins=(origin,), auth=AuthSettings(
+        accounts=ACCOUNTS, token_secret=SECRET, expire_hours=1.0)))
+    try:
+        pre = live.client.options("/documents/delete_document", headers={
+            "Origin": origin, "Access-Control-Request-Method": "DELETE",
+            "Access-Control-Request-Headers": "authorization,content-type"})
+        assert pre.status_code == 200 and "DELETE" in pre.headers["access-control-allow-methods"]
+        settings = AuthSettings(accounts=ACCOUNTS, token_secret=SECRET, expire_hours=1.0)
+        old = Tokens(settings, clock=lambda: time.time() - 2400).create("admin")
+        r = live.client.post("/query", json=Q, headers={**_bearer(old), "Origin": origin})
+        assert "x-new-token" in r.headers
+        assert "x-new-token" in r.headers["access-control-expose-headers"].lower()
+    finally:
+        live.stop()
