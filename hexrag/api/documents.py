@@ -304,8 +304,8 @@ class DocumentQueue:
         self.job_start = _now()
         while self.queue:
             if self.cancelling:
-                self._cancel_queued()
-                break
+                await self._cancel_queued()
+                continue
             item = self.queue.pop(0)
             self.busy = True
             if isinstance(item, _Deletion):
@@ -389,14 +389,27 @@ class DocumentQueue:
         self.cancelling = True
         self.latest_message = "Pipeline cancellation requested"
 
-    def _cancel_queued(self) -> None:
+    async def _cancel_queued(self) -> None:
+        """Mark the queued documents failed (here and on their stored rows); queued
+        deletions stay queued."""
+        stamp = _now()
+        failed = []
         for item in self.queue:
             doc = self.docs.get(item) if isinstance(item, str) else None
             if doc is not None:
-                doc.status, doc.error_msg, doc.updated_at = "failed", "User cancelled", _now()
-        self.queue.clear()
+                doc.status, doc.error_msg, doc.updated_at = "failed", "User cancelled", stamp
+                failed.append(doc.id)
+        self.queue[:] = [i for i in self.queue if isinstance(i, _Deletion)]
         self.cancelling = False
         self.latest_message = "Pipeline cancelled: the queued documents are marked failed"
+        store = self.store
+        if store is not None and failed:
+            try:
+                rows = [r for r in await store.get_docs(failed) if r is not None]
+                await store.upsert_docs([replace(r, status="failed", updated_at=stamp,
+                                                 error_msg="User cancelled") for r in rows])
+            except Exception as exc:  # reported, never raised
+                self.latest_message += f" (status rows not updated: {type(exc).__name__})"
 
     async def reprocess_failed(self) -> int:
         """Queue again every failed document whose text is kept (this process's, or a

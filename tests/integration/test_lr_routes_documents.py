@@ -366,6 +366,9 @@ def test_cancel_pipeline_fails_the_queued_documents(llm_served: LLMServed) -> No
     ids = [d["id"] for d in http.get(f"/documents/track_status/{tid}").json()["documents"]]
     states = llm_served.wait(ids, {"processed", "failed"})
     assert sorted(states.values()) == ["failed", "failed", "processed"], states
+    rows = llm_served.loop.run_until_complete(llm_served.stack.stores.documents.get_docs(ids))
+    assert sorted(r.status for r in rows) == ["failed", "failed", "processed"]  # stored too
+    assert {r.error_msg for r in rows if r.status == "failed"} == {"User cancelled"}
     assert http.post("/documents/cancel_pipeline").json()["status"] == "not_busy"
 
 
