@@ -315,6 +315,16 @@ def test_inserted_text_is_found_by_its_track_id(llm_served: LLMServed) -> None:
     assert {d["file_path"] for d in track["documents"]} == {"a.txt", "b.txt"}
     counts = http.get("/documents/status_counts").json()["status_counts"]
     assert counts["processed"] == 2 and counts["all"] == 2
+    # an upload's track_id too
+    r = http.post("/documents/upload", files={"file": ("c.md", b"# Xero\nXero bills Finance.")})
+    assert r.status_code == 200, r.text
+    up = r.json()["track_id"]
+    assert up.startswith("upload_")
+    (doc,) = http.get(f"/documents/track_status/{up}").json()["documents"]
+    assert doc["file_path"] == "c.md" and doc["track_id"] == up
+    llm_served.wait([doc["id"]], {"processed"})
+    assert http.get(f"/documents/track_status/{up}").json()["status_summary"] == {
+        "processed": 1}
 
 
 def test_scan_queues_new_files_of_the_input_directory(
