@@ -11,8 +11,8 @@ import textwrap
 import pytest
 
 from hexrag.adapters.tiktoken_offline import TiktokenTokenizer, default_tokenizer
-from hexrag.core.memo import QueryMemo
 from hexrag.core.query.headings import format_parent_headings
+from hexrag.core.query.memo import QueryMemo
 from hexrag.core.query.source_ids import split_lightrag
 from hexrag.demo import build_demo_engine
 from hexrag.domain.params import QueryParam
@@ -36,7 +36,8 @@ PROBE = textwrap.dedent(
 
 
 @pytest.mark.parametrize(
-    "module", ["hexrag", "hexrag.core.query.engine", "hexrag.core.memo", "hexrag.core.tokenizer"]
+    "module",
+    ["hexrag", "hexrag.core.query.engine", "hexrag.core.query.memo", "hexrag.core.tokenizer"],
 )
 def test_importing_registers_nothing_and_loads_no_tiktoken(module: str) -> None:
     out = subprocess.run(

@@ -18,7 +18,6 @@ from hexrag.core.hashing import (
     llm_cache_identity,
     serialize_identity,
 )
-from hexrag.core.memo import QueryMemo
 from hexrag.core.query import prompts
 from hexrag.core.query.auto_mode import choose_mode
 from hexrag.core.query.chunk_head import recover_chunk_head
@@ -34,6 +33,7 @@ from hexrag.core.query.context import (
     resolve_user_prompt,
 )
 from hexrag.core.query.keywords import extract_keywords
+from hexrag.core.query.memo import QueryMemo
 from hexrag.core.query.narrowing import narrow_items
 from hexrag.core.query.output import (
     empty_user_format,

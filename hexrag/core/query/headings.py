@@ -5,10 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
-
-if TYPE_CHECKING:
-    from hexrag.core.memo import QueryMemo
+from typing import Any, Protocol
 
 __all__ = [
     "BREADCRUMB_SEP",
@@ -23,6 +20,14 @@ SECTION_CONTEXT_MAX_TOKENS = 256
 
 _WS = re.compile(r"\s+")
 _KEEP_WS = frozenset("\t\n\r\f\v")
+
+
+class HeadingMemo(Protocol):
+    """What :func:`format_parent_headings` needs of a memo (the engine's ``QueryMemo``)."""
+
+    def heading_path(self, parents: tuple[str, ...], /) -> str:
+        """Memoised :func:`heading_path`."""
+        ...
 
 
 class _Codec(Protocol):
@@ -72,7 +77,7 @@ def _cap(text: str, max_chars: int) -> str:
     return text[: max_chars - 1].rstrip() + "…"
 
 
-def format_parent_headings(record: Mapping[str, Any], memo: QueryMemo | None = None) -> str:
+def format_parent_headings(record: Mapping[str, Any], memo: HeadingMemo | None = None) -> str:
     """``h1 → h2`` from a chunk record's nested ``heading`` dict or legacy flat fields.
 
     With ``memo`` (the engine's), each distinct heading chain is formatted once.

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from hexrag.core.memo import QueryMemo
+from hexrag.core.query.memo import QueryMemo
 from hexrag.domain.params import QueryParam
 from hexrag.domain.records import Chunk, Entity, Relation
 from hexrag.domain.scope import QueryScope

@@ -15,12 +15,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from hexrag.domain.records import GRAPH_FIELD_SEP
 
-if TYPE_CHECKING:
-    from hexrag.core.memo import QueryMemo
+
+class SplitMemo(Protocol):
+    """What :func:`split_lightrag` needs of a memo (the engine's ``QueryMemo``)."""
+
+    def split(self, value: str, /) -> tuple[str, ...]:
+        """Memoised :func:`split_source_id_text`."""
+        ...
 
 __all__ = [
     "join_source_ids",
@@ -104,7 +109,7 @@ def parse_source_ids(value: Any) -> list[str]:
     return list(seen)
 
 
-def split_lightrag(value: Any, memo: QueryMemo | None = None) -> list[str]:
+def split_lightrag(value: Any, memo: SplitMemo | None = None) -> list[str]:
     """LightRAG's ``split_string_by_multi_markers(value, ["<SEP>"])`` for a graph ``source_id``.
 
     Unlike :func:`parse_source_ids` this keeps repeats (LightRAG's occurrence counting sees
