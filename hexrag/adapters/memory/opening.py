@@ -1,12 +1,15 @@
-"""What the memory adapters open: every section of a stack, in the process (``memory``)."""
+"""What the memory adapters open: every section of a stack, in the process (``memory``), and
+the deterministic feature-hashing embedder (``hashing[:DIM]``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from hexrag.domain.errors import ConfigurationError
+from hexrag.model_openings import ModelContext, ModelOpening
 from hexrag.openings import Opening, OpeningContext, Section
 
-__all__ = ["OPENING"]
+__all__ = ["MODELS", "OPENING"]
 
 _NAMESPACES = ("entities", "relationships", "chunks")
 
@@ -47,4 +50,36 @@ OPENING = Opening(
     open=open_memory,
     examples={role: "memory" for role in ("vector_index", "graph_store", "chunk_store",
                                           "cache")},
+)
+
+
+#: ``HashingEmbedder``'s model name.
+HASHING_MODEL = "hexrag-hashing"
+
+
+def open_hashing(ctx: ModelContext, spec: str) -> Any:
+    """``hashing`` (384 dimensions, or the configured ones) or ``hashing:DIM``."""
+    from hexrag.adapters.memory import HashingEmbedder
+
+    rest = spec.partition(":")[2].strip()
+    size = ctx.dim if ctx.dim is not None else 384
+    if rest:
+        try:
+            size = int(rest)
+        except ValueError:
+            raise ConfigurationError(
+                f"bad embedder spec {spec!r}: expected hashing or hashing:DIM "
+                "(DIM a positive integer)"
+            ) from None
+        if size <= 0:
+            raise ConfigurationError(f"bad embedder spec {spec!r}: DIM must be positive")
+    return HashingEmbedder(dim=size)
+
+
+MODELS = (
+    ModelOpening(
+        kind="embedder", name="hashing", open=open_hashing, syntax="hashing[:DIM]",
+        model_names=(HASHING_MODEL,), sized=lambda dim: f"hashing:{dim}",
+        spec_of=lambda model: f"hashing:{model.dim}",
+    ),
 )
