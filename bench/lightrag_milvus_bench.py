@@ -124,6 +124,8 @@ class _RedisRecorder:
 
     def __getattr__(self, name: str) -> Any:
         target = getattr(self._client, name)
+        if name == "pipeline":
+            return lambda *a, **kw: _PipelineRecorder(target(*a, **kw), self._log, self._key)
         if name not in _REDIS_CALLS:
             return target
 
@@ -132,6 +134,29 @@ class _RedisRecorder:
             return await target(*args, **kwargs)
 
         return call
+
+
+class _PipelineRecorder:
+    """A redis-py pipeline stand-in: its queued commands are recorded as one call (one round
+    trip) when it is executed."""
+
+    def __init__(self, pipe: Any, log: list[tuple[str, str, tuple[Any, ...], dict[str, Any]]],
+                 key: str) -> None:
+        self._pipe, self._log, self._key = pipe, log, key
+        self._queued: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        target = getattr(self._pipe, name)
+
+        def queue(*args: Any, **kwargs: Any) -> Any:
+            self._queued.append((name, args, kwargs))
+            return target(*args, **kwargs)
+
+        return queue
+
+    async def execute(self) -> Any:
+        self._log.append((self._key, "pipeline", (list(self._queued),), {}))
+        return await self._pipe.execute()
 
 
 class Probe:
@@ -145,7 +170,7 @@ class Probe:
             if key == "graph":
                 names: dict[str, str] = {n: "graph" for n in _GRAPH_READS}
             elif key == "chunk_store":
-                names = {"get_chunks": "chunks"}
+                names = {"get_chunks": "chunks", "get_chunks_and_presence": "chunks"}
             else:
                 names = _VECTOR_READS
             for name, stage in names.items():
@@ -198,7 +223,12 @@ async def floor_seconds(milvus: Any, redis: Any,
     as every Milvus caller on an event loop runs it; redis.asyncio awaited)."""
     t0 = time.perf_counter()
     for _key, name, args, kwargs in calls:
-        if name in _REDIS_CALLS:
+        if name == "pipeline":
+            pipe = redis.pipeline(transaction=False)
+            for command, a, kw in args[0]:
+                getattr(pipe, command)(*a, **kw)
+            await pipe.execute()
+        elif name in _REDIS_CALLS:
             await getattr(redis, name)(*args, **kwargs)
         else:
             await asyncio.to_thread(getattr(milvus, name), *args, **kwargs)
