@@ -417,40 +417,27 @@ def build_llm(config: StackConfig) -> LLM | None:
     return builder.llm() if builder.plan.llm.kind != "none" else None
 
 
-@dataclass
-class CopySource:
-    """A stack opened to be copied out of (``hexrag migrate`` / ``export``): its stores,
-    scan-only where ``streamed`` (see :func:`open_copy_source`)."""
-
-    description: str
-    stores: StackStores
-    streamed: bool
-    _close: Callable[[], Awaitable[None]]
-
-    @property
-    def dim(self) -> int:
-        """The stack's vector dimension."""
-        return self.stores.entities.dim
-
-    async def aclose(self) -> None:
-        """Release the stores."""
-        await self._close()
+#: What :func:`open_copy_source` returned before it returned the one stack type.
+CopySource = StackStores
 
 
 async def open_copy_source(
-    spec: str | Path, *, progress: Progress | None = None, workspace: str | None = None
-) -> CopySource:
-    """Open ``spec`` to copy everything out of it, with bounded memory.
+    spec: str | Path, *, progress: Progress | None = None, workspace: str | None = None,
+    streaming: bool = True,
+) -> StackStores:
+    """Open ``spec`` to copy everything out of it, with bounded memory: the one
+    :class:`~hexrag.ports.stack.Stack` (``await stack.close()`` releases it).
 
-    A LightRAG working directory holding its three ``vdb_*.json`` files is **streamed**: its
-    vectors are read page by page from the files
+    A LightRAG working directory holding its three ``vdb_*.json`` files is **streamed**
+    (unless ``streaming`` is false): its vectors are read page by page from the files
     (:func:`hexrag.adapters.workdir.source.open_workdir_source`, about 0.15 GB at 100k
     entities where :func:`open_stack` holds 2 GB); those sections can only be scanned, not
-    queried. Anything else is :func:`open_stack`'s stores.
+    queried (:attr:`~hexrag.ports.stack.Stack.scan_only`). Anything else is the stack
+    :func:`open_stack` opens read-only, its clients closed with it.
     """
     path = Path(spec).expanduser()
     say = progress or (lambda _m: None)
-    if not _is_config(path):
+    if streaming and not _is_config(path):
         from hexrag.adapters.workdir.source import close_workdir_source, open_workdir_source
         from hexrag.adapters.workdir.stack import missing_query_files, resolve_workdir
 
@@ -476,9 +463,16 @@ async def open_copy_source(
                 recorded = await WorkdirManifestStore(directory).read()
                 if recorded is not None:
                     stores.embedding_model = recorded.embedding_model
-                return CopySource(str(directory), stores, True, close)
+                stores.scan_only = True
+                stores.closers.append(close)
+                return stores
     opened = await open_stack(path, progress=say, workspace=workspace, read_only=True)
-    return CopySource(opened.description, opened.stores, False, opened.aclose)
+
+    async def close_clients() -> None:
+        await close_all(opened.closers)
+
+    opened.stores.closers.insert(0, close_clients)  # after the stores, as App.aclose does
+    return opened.stores
 
 
 def _is_config(spec: Path) -> bool:

@@ -56,11 +56,11 @@ def export_command(
             opened = await open_copy_source(stack, progress=bars.say, workspace=workspace)
             try:
                 return await export_stack(
-                    opened.stores, directory, overwrite=overwrite, page_size=page_size,
+                    opened, directory, overwrite=overwrite, page_size=page_size,
                     progress=bars,
                 )
             finally:
-                await opened.aclose()
+                await opened.close()
 
     _echo_counts(f"exported to {directory}", _guarded(lambda: asyncio.run(go())))
 
@@ -194,11 +194,11 @@ def migrate_command(
         from hexrag.bootstrap import compose_engine, open_copy_source, open_stack
         from hexrag.embedders import aresolve_embedder
         from hexrag.manifests import normal_spec
-        from hexrag.ports.stack import StackManifest
+        from hexrag.ports.stack import Stack, StackManifest
         from hexrag.transfer.migrate import migrate_stack, sample_queries, verify_migration
 
         with _Bars() as bars:
-            src: Any = await open_copy_source(source, progress=bars.say, workspace=workspace)
+            src: Stack = await open_copy_source(source, progress=bars.say, workspace=workspace)
             try:
                 probe = HashingEmbedder(src.dim)
                 model = await aresolve_embedder(re_embed) if re_embed else None
@@ -216,14 +216,14 @@ def migrate_command(
                                 workspace=dst.model.current.workspace,
                             ))
                             dst.stores.embedding_model = model.model_name
-                        elif src.stores.embedding_model is not None:
-                            dst.model.adopt(src.stores.embedding_model, src.dim)
+                        elif src.embedding_model is not None:
+                            dst.model.adopt(src.embedding_model, src.dim)
                             await dst.record_model()
                     if not verify_only:
                         if is_workdir:
                             state_file.unlink(missing_ok=True)  # an in-memory target starts over
                         await migrate_stack(
-                            src.stores, dst.stores, state_path=state_file,
+                            src, dst.stores, state_path=state_file,
                             identity={"from": str(source), "to": str(target)},
                             page_size=page_size, overwrite=overwrite,
                             allow_model_change=allow_model_change, re_embed=model,
@@ -233,22 +233,23 @@ def migrate_command(
                         state_file.unlink(missing_ok=True)
                     if not (verify or verify_only) or model is not None:
                         return None
-                    if src.streamed:  # a streamed directory cannot answer queries: load it
-                        await src.aclose()
-                        src = await open_stack(source, progress=bars.say, workspace=workspace)
+                    if src.scan_only:  # a streamed directory cannot answer queries: load it
+                        await src.close()
+                        src = await open_copy_source(source, progress=bars.say,
+                                                     workspace=workspace, streaming=False)
                     # no cache: both sides must compute every answer
                     engines = [
                         compose_engine(s, embedder=probe, store_cache=False)
-                        for s in (src.stores, dst.stores)
+                        for s in (src, dst.stores)
                     ]
-                    sample = (await sample_queries(src.stores, queries)) if queries else []
+                    sample = (await sample_queries(src, queries)) if queries else []
                     return await verify_migration(
-                        src.stores, dst.stores, engines[0], engines[1], queries=sample
+                        src, dst.stores, engines[0], engines[1], queries=sample
                     )
                 finally:
                     await dst.aclose()
             finally:
-                await src.aclose()
+                await src.close()
 
     report = _guarded(lambda: asyncio.run(go()))
     if report is None:

@@ -114,7 +114,10 @@ class Stack:
     fragments (``None``: the stack has none); ``kv`` LightRAG's document-side key-value
     namespaces (:data:`hexrag.ports.cache.KV_NAMESPACES`, namespace -> store; absent: not
     held); ``manifest`` where the stack keeps its :class:`StackManifest` (``None``: nowhere,
-    e.g. a scan-only source). ``closers`` release the clients (:meth:`close`).
+    e.g. a scan-only source). ``scan_only``: the vector sections can only be listed, not
+    queried (a LightRAG directory opened to be copied out of, its vector files read page by
+    page: :func:`hexrag.bootstrap.open_copy_source`). ``closers`` release the clients
+    (:meth:`close`).
     """
 
     entities: VectorIndex
@@ -128,6 +131,12 @@ class Stack:
     kv: dict[str, Cache] = field(default_factory=dict)
     manifest: ManifestStore | None = None
     closers: list[Callable[[], Awaitable[Any]]] = field(default_factory=list, repr=False)
+    scan_only: bool = False
+
+    @property
+    def dim(self) -> int:
+        """The stack's vector dimension."""
+        return self.entities.dim
 
     def vector_index(self, section: str) -> VectorIndex:
         """The vector index of ``entities``, ``relationships`` or ``chunks``."""

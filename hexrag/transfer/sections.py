@@ -89,8 +89,8 @@ FIELD_SECTIONS: dict[str, tuple[str, ...]] = {
 #: Fields of the stack value that hold no records: the embedding model travels in the
 #: archive's manifest and is checked against the target's (``check_fits``); ``manifest`` is
 #: where each stack records its own model (the target records it when it is written);
-#: ``closers`` release clients.
-NOT_SECTIONS = frozenset({"embedding_model", "manifest", "closers"})
+#: ``closers`` release clients; ``scan_only`` says how the source was opened.
+NOT_SECTIONS = frozenset({"embedding_model", "manifest", "closers", "scan_only"})
 
 Scan = Callable[..., Awaitable[Page[Any]]]
 Write = Callable[[Sequence[Any]], Awaitable[None]]

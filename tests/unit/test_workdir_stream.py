@@ -209,9 +209,9 @@ def test_copy_source_falls_back_to_loading_a_reindented_directory(tmp_path: Path
     async def run() -> tuple[bool, int]:
         src = await open_copy_source(wd, progress=messages.append)
         try:
-            return src.streamed, await src.stores.relationships.count()
+            return src.scan_only, await src.relationships.count()
         finally:
-            await src.aclose()
+            await src.close()
 
     streamed, count = asyncio.run(run())
     assert not streamed and count == 6
@@ -227,9 +227,9 @@ def test_copy_source_streams_a_directory_in_nanovectordb_layout(tmp_path: Path) 
         src = await open_copy_source(wd)
         try:
             assert src.dim == DIM
-            return src.streamed
+            return src.scan_only
         finally:
-            await src.aclose()
+            await src.close()
 
     assert asyncio.run(run())
 
