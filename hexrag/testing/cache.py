@@ -1,4 +1,9 @@
-"""Contract tests for :class:`hexrag.ports.Cache`."""
+"""Contract tests for :class:`hexrag.ports.Cache`.
+
+A cache that declares :class:`~hexrag.ports.cache.CacheTraits` (``traits``) is held to what it
+declares: every entry read back must carry each declared stamped key, and the rest of it must
+equal what was written (:meth:`~hexrag.ports.cache.CacheTraits.view`).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import pytest
 
 from hexrag.core.reference.oracle import json_roundtrip
 from hexrag.ports import Cache, ScansCache
+from hexrag.ports.cache import cache_traits_of
 from hexrag.testing._guard import ContractGuard
 from hexrag.testing.scan import check_resume_after_writes, check_scan_basics, collect
 
@@ -51,6 +57,11 @@ class CacheContract(ContractGuard):
             "override other_namespace_cache, or set isolates_namespaces = False"
         )
 
+    @staticmethod
+    async def _get(cache: Cache, keys: list[str]) -> list[dict[str, Any] | None]:
+        """``get_many`` as the cache declares its entries (stamped keys checked present)."""
+        return _seen(cache, await cache.get_many(keys))
+
     async def test_missing_keys(self, cache: Cache) -> None:
         """Entries in request order, None for a missing key."""
         assert isinstance(cache, Cache)
@@ -61,20 +72,22 @@ class CacheContract(ContractGuard):
         """Values are JSON objects; they come back equal (JSON semantics), in request order."""
         await cache.set_many(_ENTRIES)
         keys = [*reversed(list(_ENTRIES)), "missing", "mix:query:def"]
-        got = await cache.get_many(keys)
+        got = await self._get(cache, keys)
         assert got == [json_roundtrip(_ENTRIES[k]) if k in _ENTRIES else None for k in keys]
 
     async def test_set_many_replaces(self, cache: Cache) -> None:
         """Store entries (replacing existing keys)."""
         await cache.set_many(_ENTRIES)
         await cache.set_many({"mix:query:def": {"return": "new"}})
-        assert await cache.get_many(["mix:query:def"]) == [{"return": "new"}]
-        assert (await cache.get_many(["hybrid:keywords:abc"]))[0] == _ENTRIES["hybrid:keywords:abc"]
+        assert await self._get(cache, ["mix:query:def"]) == [{"return": "new"}]
+        assert (await self._get(cache, ["hybrid:keywords:abc"]))[0] == _ENTRIES[
+            "hybrid:keywords:abc"
+        ]
 
     async def test_json_semantics(self, cache: Cache) -> None:
         """Tuples come back as lists (JSON)."""
         await cache.set_many({"t": {"tuple": (1, "a"), "f": 1.5}})
-        assert await cache.get_many(["t"]) == [{"tuple": [1, "a"], "f": 1.5}]
+        assert await self._get(cache, ["t"]) == [{"tuple": [1, "a"], "f": 1.5}]
 
     async def test_delete_many(self, cache: Cache) -> None:
         """Remove keys; unknown keys are ignored."""
@@ -91,7 +104,7 @@ class CacheContract(ContractGuard):
         await cache.clear()
         assert await cache.get_many(list(_ENTRIES)) == [None] * len(_ENTRIES)
         await cache.set_many({"after": {"v": 1}})
-        assert await cache.get_many(["after"]) == [{"v": 1}]
+        assert await self._get(cache, ["after"]) == [{"v": 1}]
 
     async def test_clear_spares_other_namespaces(
         self, cache: Cache, request: pytest.FixtureRequest
@@ -102,9 +115,9 @@ class CacheContract(ContractGuard):
         other: Cache = request.getfixturevalue("other_namespace_cache")
         await cache.set_many({"k": {"v": "mine"}})
         await other.set_many({"k": {"v": "theirs"}, "only-other": {"v": 2}})
-        assert await cache.get_many(["k", "only-other"]) == [{"v": "mine"}, None]
+        assert await self._get(cache, ["k", "only-other"]) == [{"v": "mine"}, None]
         await cache.clear()
-        assert await other.get_many(["k", "only-other"]) == [{"v": "theirs"}, {"v": 2}]
+        assert await self._get(other, ["k", "only-other"]) == [{"v": "theirs"}, {"v": 2}]
 
     # ---- scan (hexrag.ports.scan) --------------------------------------------------------
 
@@ -119,7 +132,7 @@ class CacheContract(ContractGuard):
         await cache.set_many(entries)
         await check_scan_basics(cache.scan_entries, lambda kv: kv[0], set(entries))
         items, _ = await collect(cache.scan_entries, limit=4)
-        for key, value in items:
+        for (key, _), value in zip(items, _seen(cache, [v for _, v in items]), strict=True):
             assert value == json_roundtrip(entries[key]), key
 
     async def test_scan_resumes_after_writes(self, cache: Cache) -> None:
@@ -135,3 +148,13 @@ class CacheContract(ContractGuard):
             return {"scan:new"}, gone
 
         await check_resume_after_writes(cache.scan_entries, lambda kv: kv[0], set(entries), write)
+
+
+def _seen(cache: Cache, entries: list[dict[str, Any] | None]) -> list[dict[str, Any] | None]:
+    """Entries without the cache's declared stamped keys, each checked present first."""
+    traits = cache_traits_of(cache)
+    for entry in entries:
+        if entry is not None:
+            missing = traits.stamped_keys - set(entry)
+            assert not missing, f"declared stamped keys {sorted(missing)} not read back"
+    return [traits.view(e) for e in entries]

@@ -1,4 +1,10 @@
-"""Contract tests for :class:`hexrag.ports.ChunkStore`."""
+"""Contract tests for :class:`hexrag.ports.ChunkStore`.
+
+A store that declares :class:`~hexrag.ports.chunk_store.ChunkStoreTraits` (``traits``) is held
+to what it declares: chunks are compared as the declaration says they round-trip
+(:meth:`~hexrag.ports.chunk_store.ChunkStoreTraits.view`), and every declared stamped key must
+be present on every chunk read back.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ import pytest
 
 from hexrag.core.model import Chunk
 from hexrag.ports import ChunkStore, ScansChunks
+from hexrag.ports.chunk_store import ChunkStoreTraits, chunk_traits_of
 from hexrag.testing import corpus
 from hexrag.testing._guard import ContractGuard
 from hexrag.testing.scan import check_resume_after_writes, check_scan_basics, collect
@@ -24,6 +31,26 @@ class ChunkStoreContract(ContractGuard):
     def chunk_store(self) -> ChunkStore:
         """Override: yield a fresh, empty ChunkStore."""
         raise NotImplementedError("override the chunk_store fixture")
+
+    @staticmethod
+    def _seen(store: ChunkStore, chunks: list[Chunk | None] | list[Chunk]) -> list[Any]:
+        """Chunks as the store declares they round-trip (stamped keys checked present)."""
+        traits: ChunkStoreTraits = chunk_traits_of(store)
+        out: list[Any] = []
+        for c in chunks:
+            if c is None:
+                out.append(None)
+                continue
+            missing = traits.stamped_keys - set(c.metadata)
+            assert not missing, f"{c.id}: declared stamped keys {sorted(missing)} not read back"
+            out.append(traits.view(c))
+        return out
+
+    @staticmethod
+    def _want(store: ChunkStore, chunks: list[Chunk | None] | list[Chunk]) -> list[Any]:
+        """Written chunks as the store declares it keeps them."""
+        traits = chunk_traits_of(store)
+        return [None if c is None else traits.view(c) for c in chunks]
 
     async def _loaded(self, store: ChunkStore) -> list[Chunk]:
         assert isinstance(store, ChunkStore)
@@ -41,8 +68,8 @@ class ChunkStoreContract(ContractGuard):
         """content, tokens, full_doc_id, chunk_order_index, file_path and every metadata key
         with JSON values (None values included) round-trip unchanged."""
         chunks = await self._loaded(chunk_store)
-        got = await chunk_store.get_chunks([c.id for c in chunks])
-        for actual, expected in zip(got, chunks, strict=True):
+        got = self._seen(chunk_store, await chunk_store.get_chunks([c.id for c in chunks]))
+        for actual, expected in zip(got, self._want(chunk_store, chunks), strict=True):
             assert actual is not None, expected.id
             assert isinstance(actual, Chunk)
             assert actual == expected, expected.id
@@ -54,8 +81,8 @@ class ChunkStoreContract(ContractGuard):
         by_id = {c.id: c for c in chunks}
         request = ["chunk-10", "missing", "chunk-1", "chunk-10", "xchunk-1", "chunk-",
                    "CHUNK-1", "%", "chunk-é-中文-🚀", "chunk-'q\"\\%_"]
-        got = await chunk_store.get_chunks(request)
-        assert got == [by_id.get(i) for i in request]
+        got = self._seen(chunk_store, await chunk_store.get_chunks(request))
+        assert got == self._want(chunk_store, [by_id.get(i) for i in request])
 
     async def test_upsert_is_idempotent_and_replaces(self, chunk_store: ChunkStore) -> None:
         """Insert or replace chunks by id (idempotent; read-your-writes)."""
@@ -64,7 +91,8 @@ class ChunkStoreContract(ContractGuard):
         assert await chunk_store.count() == len(chunks)
         new = replace(chunks[0], content="replaced 中文", tokens=None, metadata={"x": None})
         await chunk_store.upsert_chunks([new])
-        assert await chunk_store.get_chunks([new.id]) == [new]
+        got = self._seen(chunk_store, await chunk_store.get_chunks([new.id]))
+        assert got == self._want(chunk_store, [new])
         assert await chunk_store.count() == len(chunks)
 
     async def test_last_write_wins_within_a_batch(self, chunk_store: ChunkStore) -> None:
@@ -72,7 +100,8 @@ class ChunkStoreContract(ContractGuard):
         a = Chunk(id="dup", content="first")
         b = Chunk(id="dup", content="second", tokens=2)
         await chunk_store.upsert_chunks([a, b])
-        assert await chunk_store.get_chunks(["dup"]) == [b]
+        got = self._seen(chunk_store, await chunk_store.get_chunks(["dup"]))
+        assert got == self._want(chunk_store, [b])
         assert await chunk_store.count() == 1
 
     async def test_delete(self, chunk_store: ChunkStore) -> None:
@@ -80,8 +109,8 @@ class ChunkStoreContract(ContractGuard):
         chunks = await self._loaded(chunk_store)
         await chunk_store.delete_chunks(["chunk-1", "unknown", "chunk-1"])
         assert await chunk_store.count() == len(chunks) - 1
-        got = await chunk_store.get_chunks(["chunk-1", "chunk-10"])
-        assert got[0] is None and got[1] == chunks[1]
+        got = self._seen(chunk_store, await chunk_store.get_chunks(["chunk-1", "chunk-10"]))
+        assert got[0] is None and got[1] == self._want(chunk_store, [chunks[1]])[0]
         await chunk_store.delete_chunks([])
         assert await chunk_store.count() == len(chunks) - 1
 
@@ -94,7 +123,8 @@ class ChunkStoreContract(ContractGuard):
         """Hundreds of ids in one call."""
         many = [Chunk(id=f"bulk-{i:04d}", content=f"text {i}", tokens=i) for i in range(500)]
         await chunk_store.upsert_chunks(many)
-        assert await chunk_store.get_chunks([c.id for c in many]) == many
+        got = self._seen(chunk_store, await chunk_store.get_chunks([c.id for c in many]))
+        assert got == self._want(chunk_store, many)
         await chunk_store.delete_chunks([c.id for c in many[:450]])
         assert await chunk_store.count() == 50
 
@@ -108,10 +138,10 @@ class ChunkStoreContract(ContractGuard):
         # scan of an empty store must end with no item
         assert (await collect(chunk_store.scan_chunks, limit=5))[0] == []
         chunks = await self._loaded(chunk_store)
-        by_id = {c.id: c for c in chunks}
+        by_id = {c.id: c for c in self._want(chunk_store, chunks)}
         await check_scan_basics(chunk_store.scan_chunks, lambda c: c.id, set(by_id))
         items, _ = await collect(chunk_store.scan_chunks, limit=3)
-        for c in items:
+        for c in self._seen(chunk_store, items):
             assert isinstance(c, Chunk)
             assert c == by_id[c.id], c.id
 

@@ -5,8 +5,9 @@ Milvus collections are created with LightRAG's schema by the adapter (the parity
 created). The vector index declares where LightRAG's layout departs from the port
 (:class:`~hexrag.ports.vector_index.VectorIndexTraits`: Milvus' strict range search and its
 order among ties, each collection's own fields, ``created_at`` stamped, ``source_id`` joined)
-and the contract checks what it declares. Where the Redis layout cannot keep a sentence of a
-contract, the test is a strict xfail saying why.
+and the contract checks what it declares. The Redis chunk store and cache declare the
+bookkeeping keys ``RedisKVStorage`` stamps into every record (``ChunkStoreTraits`` /
+``CacheTraits``): the contract checks they are read back and the rest is as written.
 """
 
 from __future__ import annotations
@@ -22,9 +23,6 @@ from tests.services.milvus import shared_milvus
 from tests.services.redis import redis_client, redis_server  # noqa: F401
 
 pytestmark = [pytest.mark.backend("milvus"), pytest.mark.backend("redis")]
-
-_LAYOUT = "LightRAG's layout: "
-
 
 def _workspace() -> str:
     return "ct" + uuid.uuid4().hex[:12]
@@ -89,44 +87,3 @@ class TestLightRAGRedisCacheContract(CacheContract):
 
         return LightRAGRedisCache(redis_client, workspace=lightrag_workspace + "x")
 
-
-def _weaken(cls: type, reason: str, *names: str) -> None:
-    """Strict xfail for inherited contract tests the layout cannot keep (a wrapper per class,
-    so the base contract and the other adapters are untouched)."""
-    import functools
-
-    for name in names:
-        base = getattr(cls, name)
-
-        @functools.wraps(base)
-        async def wrapper(self: Any, *args: Any, __base: Any = base, **kwargs: Any) -> None:
-            await __base(self, *args, **kwargs)
-
-        setattr(cls, name, pytest.mark.xfail(strict=True, reason=_LAYOUT + reason)(wrapper))
-
-
-_STAMPS = (
-    "RedisKVStorage stamps _id, create_time and update_time into every record (and "
-    "llm_cache_list into every text chunk), so a record reads back with those keys added"
-)
-_weaken(
-    TestLightRAGRedisChunkStoreContract,
-    _STAMPS,
-    "test_every_field_round_trips",
-    "test_request_order_duplicates_and_missing",
-    "test_upsert_is_idempotent_and_replaces",
-    "test_last_write_wins_within_a_batch",
-    "test_delete",
-    "test_large_batch",
-    "test_scan_lists_every_chunk",
-)
-_weaken(
-    TestLightRAGRedisCacheContract,
-    _STAMPS,
-    "test_round_trip_in_request_order",
-    "test_set_many_replaces",
-    "test_json_semantics",
-    "test_clear",
-    "test_clear_spares_other_namespaces",
-    "test_scan_lists_every_entry",
-)

@@ -141,15 +141,3 @@ _weaken(
     "test_upsert_edges_idempotent",
     "test_upsert_nodes_idempotent_and_replace_keeps_edges",
 )
-_weaken(
-    TestLightRAGPgChunkStoreContract,
-    "lightrag_doc_chunks has fixed columns (no product_id/category or other metadata, JSONB "
-    "heading/llm_cache_list/sidecar only), so chunk metadata does not round-trip whole",
-    "test_delete",
-    "test_every_field_round_trips",
-    "test_large_batch",
-    "test_last_write_wins_within_a_batch",
-    "test_request_order_duplicates_and_missing",
-    "test_scan_lists_every_chunk",
-    "test_upsert_is_idempotent_and_replaces",
-)

@@ -12,6 +12,7 @@ from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg, _timestamp
 from hexrag.adapters.postgres.lightrag_rows import CHUNK_COLUMNS, chunk_from_row
 from hexrag.domain.records import Chunk
+from hexrag.ports.chunk_store import ChunkStoreTraits
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:
@@ -24,6 +25,16 @@ class LightRAGPgChunkStore(_LightRAGPg):
     """``lightrag_doc_chunks`` (LightRAG's text chunks) as a :class:`~hexrag.ports.ChunkStore`."""
 
     _kind = "LightRAG chunk table"
+
+    @property
+    def traits(self) -> ChunkStoreTraits:
+        """Fixed columns: no caller metadata key round-trips whatever its value (``heading``
+        and ``sidecar`` only as non-empty objects); ``llm_cache_list`` and the times are on
+        every row."""
+        return ChunkStoreTraits(
+            metadata_keys=frozenset(),
+            stamped_keys=frozenset({"llm_cache_list", "create_time", "update_time"}),
+        )
 
     def __init__(
         self, pool: asyncpg.Pool, *, workspace: str, timeout: float | None = None

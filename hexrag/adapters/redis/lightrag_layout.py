@@ -32,6 +32,8 @@ from hexrag.adapters.redis._scan import scan_page
 from hexrag.adapters.redis.convert import decode_object
 from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import Chunk
+from hexrag.ports.cache import CacheTraits
+from hexrag.ports.chunk_store import ChunkStoreTraits
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 if TYPE_CHECKING:
@@ -41,6 +43,10 @@ __all__ = ["LightRAGRedisCache", "LightRAGRedisChunkStore", "lightrag_key_prefix
 
 _WORKSPACE_RE = re.compile(r"^[A-Za-z0-9_]*$")
 _CHUNK_ORDER = ("tokens", "content", "chunk_order_index", "full_doc_id", "file_path")
+_STAMPS = frozenset({"_id", "create_time", "update_time"})
+#: ``RedisKVStorage.upsert`` stamps ``_id`` and the times (and ``llm_cache_list`` into a chunk).
+_CHUNK_TRAITS = ChunkStoreTraits(stamped_keys=_STAMPS | {"llm_cache_list"})
+_CACHE_TRAITS = CacheTraits(stamped_keys=_STAMPS)
 
 
 def lightrag_key_prefix(namespace: str, workspace: str = "") -> str:
@@ -93,6 +99,11 @@ class LightRAGRedisChunkStore(_LightRAGRedis):
     """``<ws>_text_chunks:*`` (LightRAG's text chunks) as a :class:`~hexrag.ports.ChunkStore`."""
 
     _lightrag_namespace = "text_chunks"
+
+    @property
+    def traits(self) -> ChunkStoreTraits:
+        """LightRAG's bookkeeping keys are stamped into every chunk (read back in metadata)."""
+        return _CHUNK_TRAITS
 
     @staticmethod
     def _chunk(chunk_id: str, value: Mapping[str, Any]) -> Chunk:
@@ -179,6 +190,11 @@ class LightRAGRedisCache(_LightRAGRedis):
     """``<ws>_llm_response_cache:*`` (LightRAG's LLM cache) as a :class:`~hexrag.ports.Cache`."""
 
     _lightrag_namespace = "llm_response_cache"
+
+    @property
+    def traits(self) -> CacheTraits:
+        """LightRAG's ``_id`` and times are stamped into every entry."""
+        return _CACHE_TRAITS
 
     async def get_many(self, keys: Sequence[str]) -> list[dict[str, Any] | None]:
         """Entries in request order, ``None`` for a missing key (one ``MGET``)."""
