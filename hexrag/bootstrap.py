@@ -2,8 +2,8 @@
 
 :func:`compose_engine` is the one place an engine is assembled from opened stores (a mapping
 with ``entities``, ``relationships``, ``chunks``, ``graph``, ``chunk_store`` and optionally
-``cache``, or an object with those attributes: a :class:`~hexrag.transfer.StackStores`, a
-working-directory stack) and models. Every front door uses it: :func:`build_stack` (the stack
+``cache``, or an object with those attributes: the one :class:`~hexrag.ports.stack.Stack`)
+and models. Every front door uses it: :func:`build_stack` (the stack
 a configuration names, opened by :class:`hexrag.builder.StackBuilder`), the CLI, the server,
 the demo, :mod:`hexrag.testing` and the benches. :mod:`hexrag.config` only parses.
 
@@ -17,6 +17,13 @@ the demo, :mod:`hexrag.testing` and the benches. :mod:`hexrag.config` only parse
 :class:`~hexrag.adapters.workdir.WorkdirStack`, which is that Stack) and, when it is written
 to (an import or migration target), written back atomically by ``commit`` (LightRAG's file
 format, so LightRAG 1.5.7 opens it), its ``hexrag_manifest.json`` last.
+:func:`open_copy_source` opens a stack to be copied out of: the same Stack, scan-only when
+a working directory's vector files are read page by page.
+
+One stack type: :class:`~hexrag.ports.stack.Stack`. :class:`App` is an opened stack (the
+Stack, its engine, its model); ``Stack``/``OpenedStack`` here (and ``hexrag.config.Stack``)
+are old names of :class:`App`, ``CopySource`` an old name of the Stack, kept so that code
+written against them runs.
 """
 
 from __future__ import annotations
@@ -44,8 +51,8 @@ from hexrag.ports import (
     Reranker,
     VectorIndex,
 )
+from hexrag.ports.stack import Stack as _Stack
 from hexrag.ports.stack import StackManifest
-from hexrag.transfer import StackStores
 
 __all__ = [
     "STORE_ROLES",
@@ -202,7 +209,7 @@ class App:
     (``model``), and how to record, commit, probe and close it. :func:`open_stack` (a TOML
     or a LightRAG directory) and :func:`build_stack` (a configuration) return one."""
 
-    stores: StackStores
+    stores: _Stack
     engine: QueryEngine
     #: The stack's manifest and the model in use (:class:`~hexrag.manifests.StackModel`).
     model: StackModel | None = None
@@ -347,7 +354,8 @@ class RefusingLLM:
         yield await self.complete(prompt)
 
 
-#: The names this type had before there was one (a configured stack, an opened one).
+#: The names :class:`App` had before there was one stack type (a configured stack, an
+#: opened one); the stack itself is :class:`hexrag.ports.stack.Stack` (``App.stores``).
 Stack = OpenedStack = App
 
 
@@ -384,7 +392,7 @@ async def build_stack(
     except BaseException:
         await builder.close_all()
         raise
-    stores = StackStores(
+    stores = _Stack(
         **parts.stores, cache=parts.cache, embedding_model=parts.model.embedding_model,
         documents=parts.documents, kv=parts.kv, manifest=parts.model.store,
     )
@@ -418,13 +426,13 @@ def build_llm(config: StackConfig) -> LLM | None:
 
 
 #: What :func:`open_copy_source` returned before it returned the one stack type.
-CopySource = StackStores
+CopySource = _Stack
 
 
 async def open_copy_source(
     spec: str | Path, *, progress: Progress | None = None, workspace: str | None = None,
     streaming: bool = True,
-) -> StackStores:
+) -> _Stack:
     """Open ``spec`` to copy everything out of it, with bounded memory: the one
     :class:`~hexrag.ports.stack.Stack` (``await stack.close()`` releases it).
 

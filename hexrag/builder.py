@@ -37,7 +37,7 @@ from hexrag.ports import (
 )
 from hexrag.ports.stack import ManifestStore, StackManifest
 
-__all__ = ["OpenedParts", "StackBuilder", "close_all"]
+__all__ = ["StackBuilder", "close_all"]
 
 log = logging.getLogger("hexrag.builder")
 
@@ -49,7 +49,11 @@ class OpenedParts:
     """What :meth:`StackBuilder.open` opened: the stores (``entities``, ``relationships``,
     ``chunks``, ``graph``, ``chunk_store``; writes tracked by ``version``), the cache, the
     document store, LightRAG's document-side namespaces (``kv``), the models, the stack's
-    recorded model, and the clients to close (and the working directory to write back)."""
+    recorded model, and the clients to close (and the working directory to write back).
+
+    Internal to the builder (not exported, not a stack type): the hand-over from
+    :meth:`StackBuilder.open` to :func:`hexrag.bootstrap.build_stack`, which makes the one
+    :class:`~hexrag.ports.stack.Stack` and the :class:`~hexrag.bootstrap.App` of it."""
 
     stores: dict[str, Any]
     cache: Cache | None
@@ -262,7 +266,7 @@ class StackBuilder:
 
     def _workdir_dim(self) -> int | None:
         """The dimension of the working directory's vectors, read from a file head."""
-        if self.plan.workdir is None:
+        if self.plan.workdir is None or not self.whole_workdir:  # beside a deployment: a graph
             return None
         from hexrag.adapters.workdir import resolve_workdir
         from hexrag.adapters.workdir.files import VDB_FILES
