@@ -62,13 +62,18 @@ async def open_redis(ctx: OpeningContext, section: Section, url: str | None) -> 
             from hexrag.adapters.redis import RedisCache
 
             store = RedisCache.from_url(url, workspace=ctx.namespace, **options)
-    elif section == "documents":  # hexrag's own keys, also beside a LightRAG deployment
+    elif section == "documents" and lightrag:  # RedisDocStatusStorage's rows, hexrag's beside
+        from hexrag.adapters.redis.lightrag_doc_status import LightRAGRedisDocumentStore
+
+        # hexrag's keys: one prefix per LightRAG workspace (its workspaces share one Redis)
+        prefix = (f"{ctx.namespace}_{ctx.lightrag_workspace}" if ctx.lightrag_workspace
+                  else ctx.namespace)
+        store = LightRAGRedisDocumentStore.from_url(
+            url, prefix=prefix, lightrag_workspace=ctx.lightrag_workspace, **options)
+    elif section == "documents":
         from hexrag.adapters.redis import RedisDocumentStore
 
-        # one key prefix per LightRAG workspace (its workspaces share one Redis)
-        prefix = (f"{ctx.namespace}_{ctx.lightrag_workspace}"
-                  if lightrag and ctx.lightrag_workspace else ctx.namespace)
-        store = RedisDocumentStore.from_url(url, workspace=prefix, **options)
+        store = RedisDocumentStore.from_url(url, workspace=ctx.namespace, **options)
     else:
         from hexrag.adapters.redis.manifest import RedisManifestStore
 
