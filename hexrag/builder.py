@@ -23,7 +23,7 @@ from hexrag.core.errors import ConfigurationError, NotFound
 from hexrag.core.model import EngineSettings
 from hexrag.core.versioning import CorpusVersion, track_writes
 from hexrag.manifests import RecordedModel, StackModel, choose_embedder, normal_spec
-from hexrag.model_openings import ModelContext, find_model, sized_spec
+from hexrag.model_openings import ModelContext, adapts, find_model, sized_spec
 from hexrag.openings import Opening, Section, for_kind
 from hexrag.ports import (
     LLM,
@@ -237,7 +237,7 @@ class StackBuilder:
         config = self.config
         spec = spec or self.plan.embedder
         value = spec.value
-        if config.embedding_dim is None:
+        if config.embedding_dim is None and adapts(value):
             # a model without a fixed size takes the stored vectors' (a working directory's)
             value = sized_spec(value, self._workdir_dim()) or value
         return await aresolve_embedder(value, dim=config.embedding_dim,
