@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, File, Form, Request, UploadFile
+from fastapi import Depends, FastAPI, File, Form, HTTPException, Request, UploadFile
 from pydantic import BaseModel, Field, field_validator
 
 from hexrag.api.ingest_retry import RetryBook
@@ -185,6 +185,10 @@ class DocumentQueue:
     job_start: str | None = None
     #: the stack's document store, read when no ingestor is configured (listing only)
     documents_store: Any = None
+    #: ``DELETE /documents`` is emptying the stack: new work is refused (409)
+    clearing: bool = False
+    #: ``POST /documents/scan`` requests reading the input directory now
+    scanning: int = 0
 
     @property
     def store(self) -> Any:
@@ -202,6 +206,7 @@ class DocumentQueue:
         ``scan``), or a whole ``track_id`` when it holds an ``_``."""
         if self.ingestor is None or not getattr(self.ingestor, "accepts_documents", True):
             raise ConfigurationError(self.why_not)
+        self.refuse_while_clearing()
         track_id = track if "_" in track else new_track_id(track)
         contents = []
         for text in texts:
@@ -284,10 +289,20 @@ class DocumentQueue:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run())
 
+    def refuse_while_clearing(self) -> None:
+        """409 with LightRAG's detail while ``DELETE /documents`` runs."""
+        if self.clearing:
+            raise HTTPException(status_code=409, detail=(
+                "Pipeline is clearing or deleting documents. Wait for the running job to "
+                "finish before submitting new work."))
+
     def delete(self, doc_ids: list[str], *, delete_llm_cache: bool = False
                ) -> DeleteDocResponse:
         if self.ingestor is None:
             raise ConfigurationError(self.why_not)
+        if self.clearing:
+            return DeleteDocResponse(status="busy", doc_id=", ".join(doc_ids)[:MAX_LABEL],
+                                     message="Pipeline is busy with another operation.")
         if self.ingestor.documents is None:
             raise ConfigurationError("deleting documents needs a stack with a document store")
         ids = list(dict.fromkeys(doc_ids))
@@ -451,7 +466,7 @@ class DocumentQueue:
     def pipeline(self) -> dict[str, Any]:
         waiting = len(self.queue) + (1 if self.busy else 0)
         return {
-            "busy": self.busy,
+            "busy": self.busy or self.clearing,
             "docs": waiting,
             # LightRAG's progress fields: work items done in this run / in this run overall
             "cur_batch": self.run_done if self.busy or waiting else 0,
@@ -466,8 +481,9 @@ class DocumentQueue:
             "recovery_kind": None,
             "recovery_message": None,
             "cancellation_requested": self.cancelling,
-            "destructive_busy": any(isinstance(i, _Deletion) for i in self.queue),
-            "scanning": False,
+            "destructive_busy": self.clearing or any(isinstance(i, _Deletion)
+                                                     for i in self.queue),
+            "scanning": self.scanning > 0,
             "scanning_exclusive": False,
             "pending_enqueues": 0,
             "latest_message": self.latest_message,

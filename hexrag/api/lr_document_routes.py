@@ -17,7 +17,8 @@ status), with LightRAG's request and response models:
   from yet are queued;
 * ``GET /documents/source_conflicts`` (+ ``POST /documents/source_conflicts/repair``) -
   documents sharing one source name; ``POST /documents/recovery/force_reset`` (hexrag never
-  raises LightRAG's recovery fence: ``no_recovery_required``).
+  raises LightRAG's recovery fence: ``no_recovery_required``);
+* ``DELETE /documents`` - clear every document (:mod:`hexrag.api.lr_clear_documents`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request, 
 from pydantic import BaseModel, Field, model_validator
 
 from hexrag.api.documents import DocumentQueue, bind_store, new_track_id
+from hexrag.api.lr_clear_documents import add_clear_documents_route
 from hexrag.core.errors import ConfigurationError
 
 __all__ = ["add_lr_document_routes", "document_views"]
@@ -354,6 +356,7 @@ def add_lr_document_routes(app: FastAPI, queue: DocumentQueue, *,
     router = APIRouter(prefix="/documents", tags=["documents"], responses=responses or {},
                        dependencies=[Depends(bind_store)])
     scans: dict[str, dict[str, Any]] = {}
+    add_clear_documents_route(router, queue, scans)
 
     @router.post("/paginated", response_model=PaginatedDocsResponse)
     async def get_documents_paginated(req: DocumentsRequest) -> PaginatedDocsResponse:
@@ -452,7 +455,7 @@ def add_lr_document_routes(app: FastAPI, queue: DocumentQueue, *,
         job: dict[str, Any] = {"track_id": tid, "status": "running", "counts": {},
                                "samples": {}, "created_at": now, "updated_at": now,
                                "version": 1, "message": ""}
-        if queue.busy:
+        if queue.busy or queue.clearing:
             return ScanResponse(status="scanning_skipped_pipeline_busy", track_id=tid,
                                 message="Pipeline reservation is unavailable.")
         if queue.ingestor is None or not getattr(queue.ingestor, "accepts_documents", True):
@@ -460,12 +463,15 @@ def add_lr_document_routes(app: FastAPI, queue: DocumentQueue, *,
         while len(scans) >= MAX_SCAN_JOBS:
             scans.pop(next(iter(scans)))
         scans[tid] = job
+        queue.scanning += 1  # DELETE /documents waits for no scan: it refuses (busy)
         try:
             await _scan(queue, tid, job)
         except HTTPException:
             raise
         except Exception as exc:  # recorded on the job, answered by the status route
             job.update(status="failed", message=type(exc).__name__)
+        finally:
+            queue.scanning -= 1
         job["updated_at"] = time.time()
         job["version"] += 1
         return ScanResponse(status="scanning_started", track_id=tid,
