@@ -1,9 +1,42 @@
-"""GraphStore port: the knowledge graph, with multi-edges, read in batches."""
+"""GraphStore port: the knowledge graph, with multi-edges, read in batches.
+
+Declared departures
+===================
+
+The port's rules (a multigraph, relation ids and orientations as written, the port's edge
+order, ``source_id`` parsed with :func:`~hexrag.core.query.source_ids.parse_source_ids`) are
+what hexrag's own layouts keep. A layout that serves another system's graph in place
+(LightRAG's ``PGTableGraphStorage`` tables, its ``Neo4JStorage`` label) keeps *that* system's
+rules and says so with a :class:`GraphStoreTraits` record as its ``traits`` attribute; a store
+without one keeps the port's rules (:func:`graph_traits_of`). The contract suite
+(:mod:`hexrag.testing.graph_store`) runs its oracle through the declaration and asserts the
+declared behaviour, so a layout still fails when it does anything other than what it declares:
+
+* ``one_edge_per_pair``: at most one relation joins an (unordered) pair; its id is
+  :func:`hexrag.core.ingest.ids.relation_id` of the pair (``rel-`` + md5, LightRAG's
+  relationship-vector id), not the id written; a later relation of the pair replaces it; reads
+  and ``delete_edges`` use that id.
+* ``orientation``: ``"kept"``: a relation reads back oriented as written (the port's rule);
+  ``"sorted"``: stored ``src_id <= tgt_id`` (code-point order, LightRAG's PostgreSQL graph);
+  ``"first"``: the orientation of the pair's first write is kept (Neo4j's undirected ``MERGE``).
+* ``edge_order``: a node's edges in ``get_node_edges``: ``"insertion"`` (the port's order),
+  ``"neighbour_name"`` (sorted by the neighbour's name, as ``PGTableGraphStorage`` sorts), or
+  ``"backend"`` (whatever order the server gives; compared as sets).
+* ``chunk_list_order``: the lists of ``get_edges_by_chunk_ids``: ``"insertion"`` or
+  ``"backend"`` (the server's order, e.g. by pair under the database collation).
+* ``source_id_split``: how a relation's ``source_id`` names chunk ids: ``"parsed"``
+  (:func:`~hexrag.core.query.source_ids.parse_source_ids`, every form) or ``"sep"`` (only a
+  ``<SEP>``-joined string, split on ``<SEP>``: LightRAG's SQL; array text names one odd id).
+* ``merges_on_replace``: a replaced node or relation keeps what the new write leaves unset
+  (fields written ``None``, ``properties`` keys not named), as Neo4j's ``SET n += props`` does;
+  ``False``: a replacement is whole (the port's rule).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
 
 from hexrag.domain.records import Entity, Relation
 
@@ -126,3 +159,26 @@ class NodesWithDegrees(Protocol):
     ) -> tuple[dict[str, Entity], dict[str, int]]:
         """``get_nodes(names)`` and ``node_degrees(names)``."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class GraphStoreTraits:
+    """What a graph store declares about its rules (see the module docstring); the defaults
+    are the port's own rules."""
+
+    one_edge_per_pair: bool = False
+    orientation: Literal["kept", "sorted", "first"] = "kept"
+    edge_order: Literal["insertion", "neighbour_name", "backend"] = "insertion"
+    chunk_list_order: Literal["insertion", "backend"] = "insertion"
+    source_id_split: Literal["parsed", "sep"] = "parsed"
+    merges_on_replace: bool = False
+
+
+#: The port's own rules (what a graph store without a ``traits`` attribute keeps).
+PORT_GRAPH_TRAITS = GraphStoreTraits()
+
+
+def graph_traits_of(store: object) -> GraphStoreTraits:
+    """``store.traits`` when the store declares them, else :data:`PORT_GRAPH_TRAITS`."""
+    traits = getattr(store, "traits", None)
+    return traits if isinstance(traits, GraphStoreTraits) else PORT_GRAPH_TRAITS

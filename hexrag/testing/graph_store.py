@@ -1,4 +1,11 @@
-"""Contract tests for :class:`hexrag.ports.GraphStore`."""
+"""Contract tests for :class:`hexrag.ports.GraphStore`.
+
+A store that declares :class:`~hexrag.ports.graph_store.GraphStoreTraits` (``traits``) is held
+to what it declares: the oracle keeps the declared rules
+(:class:`~hexrag.testing._graph_traits.DeclaredGraphOracle`), lists are compared in the
+declared order, and the sentences only the port's multigraph can keep (21 relations on one
+pair, a relation id of its own) are asserted only of a store that keeps them.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +14,13 @@ from typing import Any
 
 import pytest
 
+from hexrag.core.ingest.ids import relation_id
 from hexrag.core.model import Entity, Relation
 from hexrag.core.reference.oracle import GraphOracle
 from hexrag.ports import GraphStore, ScansGraph
+from hexrag.ports.graph_store import GraphStoreTraits, graph_traits_of
 from hexrag.testing import corpus
+from hexrag.testing._graph_traits import DeclaredGraphOracle, declared_id, in_order, in_order_map
 from hexrag.testing._guard import ContractGuard
 from hexrag.testing.scan import check_resume_after_writes, check_scan_basics, collect
 
@@ -46,9 +56,20 @@ class GraphStoreContract(ContractGuard):
             rels = [r for r in rels if r.src_id != r.tgt_id]
         return rels
 
-    async def _loaded(self, store: GraphStore) -> GraphOracle:
+    def _written(self, rid: str) -> Relation:
+        """The corpus relation written under the id ``rid``."""
+        return next(r for r in self._relations() if r.id == rid)
+
+    @staticmethod
+    def _traits(store: GraphStore) -> GraphStoreTraits:
+        return graph_traits_of(store)
+
+    def _oracle(self, store: GraphStore) -> DeclaredGraphOracle:
+        return DeclaredGraphOracle(self._traits(store))
+
+    async def _loaded(self, store: GraphStore) -> DeclaredGraphOracle:
         assert isinstance(store, GraphStore)
-        oracle = GraphOracle()
+        oracle = self._oracle(store)
         ents, rels = corpus.entities(), self._relations()
         # nodes first, then relations in two batches, like an ingest would
         await store.upsert_nodes(ents)
@@ -59,14 +80,17 @@ class GraphStoreContract(ContractGuard):
         oracle.upsert_edges(rels[10:])
         return oracle
 
-    async def _assert_matches(self, store: GraphStore, oracle: GraphOracle, ctx: str = "") -> None:
+    async def _assert_matches(
+        self, store: GraphStore, oracle: DeclaredGraphOracle, ctx: str = ""
+    ) -> None:
+        traits = oracle.traits
         names = [*oracle.nodes, "missing-node"]
         assert await store.count_nodes() == len(oracle.nodes), ctx
         assert await store.count_edges() == len(oracle.relations), ctx
         assert await store.get_nodes(names) == oracle.get_nodes(names), ctx
         assert await store.node_degrees(names) == oracle.node_degrees(names), ctx
-        got = await store.get_node_edges(names)
-        want = oracle.get_node_edges(names)
+        got = in_order_map(traits, "node", await store.get_node_edges(names), read=True)
+        want = in_order_map(traits, "node", oracle.get_node_edges(names))
         assert set(got) == set(want), ctx
         for name in names:
             assert _ids(got[name]) == _ids(want[name]), f"edge order of {name!r} {ctx}"
@@ -79,8 +103,9 @@ class GraphStoreContract(ContractGuard):
             "chunk-1", "chunk-10", "xchunk-1", "chunk-a", "chunk-b", "chunk a", "chunk-2",
             corpus.SEED_001_CHUNK, "chunk-", "missing-chunk",
         ]
-        assert await store.get_edges_by_chunk_ids(chunk_ids) == oracle.get_edges_by_chunk_ids(
-            chunk_ids
+        assert in_order_map(traits, "chunk", await store.get_edges_by_chunk_ids(chunk_ids),
+                            read=True) == (
+            in_order_map(traits, "chunk", oracle.get_edges_by_chunk_ids(chunk_ids))
         ), ctx
 
     # ---- empty store ----------------------------------------------------------------
@@ -151,18 +176,30 @@ class GraphStoreContract(ContractGuard):
         oracle = await self._loaded(graph_store)
         await graph_store.upsert_edges(self._relations())
         await graph_store.upsert_edges(self._relations()[:3])
+        # the oracle is unchanged by these writes under the port's rules; with one edge per
+        # pair the last relation written to a pair is the pair's edge again
+        oracle.upsert_edges(self._relations())
+        oracle.upsert_edges(self._relations()[:3])
         await self._assert_matches(graph_store, oracle)
 
     async def test_several_relations_per_pair(self, graph_store: GraphStore) -> None:
         """Several relations may join the same pair (seed 001: 21 between one pair)."""
+        oracle = self._oracle(graph_store)
         await graph_store.upsert_edges(corpus.seed001_relations())
+        oracle.upsert_edges(corpus.seed001_relations())
         got = await graph_store.get_edges_by_pairs([corpus.SEED_001_PAIR])
-        assert _ids(got[corpus.SEED_001_PAIR]) == [f"rel-an-{i:02d}" for i in range(21)]
-        assert await graph_store.count_edges() == 21
-        assert await graph_store.node_degrees(list(corpus.SEED_001_PAIR)) == {
-            "Airtable": 21,
-            "n8n": 21,
-        }
+        assert got == oracle.get_edges_by_pairs([corpus.SEED_001_PAIR])
+        assert await graph_store.count_edges() == len(oracle.relations)
+        degrees = await graph_store.node_degrees(list(corpus.SEED_001_PAIR))
+        assert degrees == oracle.node_degrees(list(corpus.SEED_001_PAIR))
+        if not oracle.traits.one_edge_per_pair:
+            assert _ids(got[corpus.SEED_001_PAIR]) == [f"rel-an-{i:02d}" for i in range(21)]
+            assert len(oracle.relations) == 21 and degrees == {"Airtable": 21, "n8n": 21}
+        else:  # the pair's one relation is the last written, under the pair's id
+            assert _ids(got[corpus.SEED_001_PAIR]) == [relation_id(*corpus.SEED_001_PAIR)]
+            assert got[corpus.SEED_001_PAIR][0].description == (
+                corpus.seed001_relations()[-1].description
+            )
 
     @pytest.mark.parametrize("flip", [False, True], ids=["same-orientation", "reversed"])
     async def test_replaced_relation_keeps_its_place(
@@ -170,27 +207,39 @@ class GraphStoreContract(ContractGuard):
     ) -> None:
         """A replaced relation keeps its position in the edge order (either orientation)."""
         oracle = await self._loaded(graph_store)
-        old = oracle.relations["rel-an-03"]
+        old = self._written("rel-an-03")
         src, tgt = (old.tgt_id, old.src_id) if flip else (old.src_id, old.tgt_id)
         new = replace(old, src_id=src, tgt_id=tgt, description="replaced", source_id="chunk-b")
         await graph_store.upsert_edges([new])
         oracle.upsert_edges([new])
+        rid = oracle.declared("rel-an-03")
         pair = await graph_store.get_edges_by_pairs([corpus.SEED_001_PAIR])
-        assert _ids(pair[corpus.SEED_001_PAIR]).index("rel-an-03") == 3
+        want = oracle.get_edges_by_pairs([corpus.SEED_001_PAIR])[corpus.SEED_001_PAIR]
+        assert _ids(pair[corpus.SEED_001_PAIR]).index(rid) == _ids(want).index(rid)
+        if not oracle.traits.one_edge_per_pair:
+            assert _ids(want).index(rid) == 3
         edges = (await graph_store.get_node_edges(["n8n"]))["n8n"]
-        stored = next(r for r in edges if r.id == "rel-an-03")
-        assert (stored.src_id, stored.tgt_id) == (src, tgt)
+        stored = next(r for r in edges if r.id == rid)
+        assert stored.description == "replaced"
+        expected = oracle.relations[rid]
+        assert (stored.src_id, stored.tgt_id) == (expected.src_id, expected.tgt_id)
+        if oracle.traits.orientation == "kept":
+            assert (stored.src_id, stored.tgt_id) == (src, tgt)
         await self._assert_matches(graph_store, oracle)
 
     async def test_relation_moved_to_another_pair(self, graph_store: GraphStore) -> None:
         """Re-upserting an id with other endpoints leaves no trace on the old pair."""
         oracle = await self._loaded(graph_store)
-        moved = replace(oracle.relations["rel-an-05"], src_id="B", tgt_id="n8n")
+        moved = replace(self._written("rel-an-05"), src_id="B", tgt_id="n8n")
         await graph_store.upsert_edges([moved])
         oracle.upsert_edges([moved])
+        rid = oracle.declared("rel-an-05")
         pairs = await graph_store.get_edges_by_pairs([corpus.SEED_001_PAIR, ("n8n", "B")])
-        assert "rel-an-05" not in _ids(pairs[corpus.SEED_001_PAIR])
-        assert _ids(pairs[("n8n", "B")]) == ["rel-an-05"]
+        assert pairs == oracle.get_edges_by_pairs([corpus.SEED_001_PAIR, ("n8n", "B")])
+        assert rid not in _ids(pairs[corpus.SEED_001_PAIR])
+        assert rid in _ids(pairs[("n8n", "B")])
+        if not oracle.traits.one_edge_per_pair:
+            assert _ids(pairs[("n8n", "B")]) == ["rel-an-05"]
         assert await graph_store.count_edges() == len(oracle.relations)
         assert await graph_store.node_degrees(["Airtable", "B"]) == oracle.node_degrees(
             ["Airtable", "B"]
@@ -206,7 +255,7 @@ class GraphStoreContract(ContractGuard):
         got = await graph_store.node_degrees(names)
         assert got == oracle.node_degrees(names)
         assert got["missing"] == 0
-        if self.supports_self_loops:
+        if self.supports_self_loops and not oracle.traits.one_edge_per_pair:
             # two self-loops (4) plus the edge to n8n
             assert got["Rocket 🚀"] == 5
 
@@ -228,14 +277,18 @@ class GraphStoreContract(ContractGuard):
         await graph_store.upsert_nodes([Entity(name="isolated")])
         oracle.upsert_nodes([Entity(name="isolated")])
         names = [*oracle.nodes, "missing"]
+        traits = oracle.traits
         got = await graph_store.get_node_edges(names)
         assert set(got) == set(names)
         for name in names:
-            assert _ids(got[name]) == _ids(oracle.node_edges(name)), name
+            assert _ids(in_order(traits, "node", got[name], name, read=True)) == _ids(
+                in_order(traits, "node", oracle.node_edges(name), name)
+            ), name
         assert got["isolated"] == [] and got["missing"] == []
-        # Airtable: n8n group (21 relations) first, then "a", then ghost-node
-        assert _ids(got["Airtable"])[:21] == [f"rel-an-{i:02d}" for i in range(21)]
-        assert _ids(got["Airtable"])[21:] == ["rel-a-Airtable", "rel-ghost"]
+        if traits.edge_order == "insertion" and not traits.one_edge_per_pair:
+            # Airtable: n8n group (21 relations) first, then "a", then ghost-node
+            assert _ids(got["Airtable"])[:21] == [f"rel-an-{i:02d}" for i in range(21)]
+            assert _ids(got["Airtable"])[21:] == ["rel-a-Airtable", "rel-ghost"]
 
     async def test_get_edges_by_pairs(self, graph_store: GraphStore) -> None:
         """Either orientation, insertion order; keys use the requested orientation; a pair with
@@ -254,28 +307,41 @@ class GraphStoreContract(ContractGuard):
         oracle = await self._loaded(graph_store)
         ids = ["chunk-1", "chunk-10", "xchunk-1", "chunk a", 'x"y', corpus.SEED_001_CHUNK,
                "chunk-ops-10", "chunk-", "hunk-1", "chunk-an-0", "nobody", "%", "_"]
-        got = await graph_store.get_edges_by_chunk_ids(ids)
-        want = oracle.get_edges_by_chunk_ids(ids)
+        traits = oracle.traits
+        got = in_order_map(traits, "chunk", await graph_store.get_edges_by_chunk_ids(ids),
+                           read=True)
+        want = in_order_map(traits, "chunk", oracle.get_edges_by_chunk_ids(ids))
         assert {k: _ids(v) for k, v in got.items()} == {k: _ids(v) for k, v in want.items()}
         assert got == want
-        assert _ids(got[corpus.SEED_001_CHUNK]) == [corpus.SEED_001_CARRIER]
+        if not traits.one_edge_per_pair:
+            assert _ids(got[corpus.SEED_001_CHUNK]) == [corpus.SEED_001_CARRIER]
         assert "nobody" not in got and "chunk-" not in got and "%" not in got
 
     async def test_chunk_index_follows_writes(self, graph_store: GraphStore) -> None:
         """A replaced source_id re-indexes the relation; deleted relations disappear."""
         oracle = await self._loaded(graph_store)
-        changed = replace(oracle.relations["rel-an-01"], source_id="{chunk-b,chunk-new}")
+        traits = oracle.traits
+        # a form the store splits (the port's array text; a <SEP> string where declared)
+        new_source = "{chunk-b,chunk-new}" if traits.source_id_split == "parsed" else (
+            "chunk-b<SEP>chunk-new")
+        changed = replace(self._written("rel-an-01"), source_id=new_source)
         await graph_store.upsert_edges([changed])
         oracle.upsert_edges([changed])
-        await graph_store.delete_edges(["rel-an-02"])
-        oracle.delete_edges(["rel-an-02"])
+        gone = oracle.declared("rel-an-02")
+        await graph_store.delete_edges([gone])
+        oracle.delete_edges([gone])
         await graph_store.delete_nodes(["Rocket 🚀"])
         oracle.delete_nodes(["Rocket 🚀"])
         ids = ["chunk-1", "chunk-10", "chunk-b", "chunk-new", "chunk-an-01"]
-        got = await graph_store.get_edges_by_chunk_ids(ids)
-        assert got == oracle.get_edges_by_chunk_ids(ids)
-        assert "rel-an-01" not in _ids(got.get("chunk-1", []))
-        assert "rel-an-01" in _ids(got["chunk-new"])
+        got = in_order_map(traits, "chunk", await graph_store.get_edges_by_chunk_ids(ids),
+                           read=True)
+        assert got == in_order_map(traits, "chunk", oracle.get_edges_by_chunk_ids(ids))
+        rid = oracle.declared("rel-an-01")
+        if rid in oracle.relations:
+            assert rid not in _ids(got.get("chunk-1", []))
+            assert rid in _ids(got["chunk-new"])
+        else:  # one edge per pair: deleting rel-an-02's pair took the changed relation too
+            assert "chunk-new" not in got
 
     # ---- deletes --------------------------------------------------------------------
 
@@ -291,7 +357,8 @@ class GraphStoreContract(ContractGuard):
     async def test_delete_edges(self, graph_store: GraphStore) -> None:
         """Remove relations by id; unknown ids are ignored; nodes stay."""
         oracle = await self._loaded(graph_store)
-        victims = ["rel-an-00", "rel-an-13", "rel-self", "no-such-relation", "rel-Ba"]
+        victims = [oracle.declared(v) for v in
+                   ["rel-an-00", "rel-an-13", "rel-self", "no-such-relation", "rel-Ba"]]
         await graph_store.delete_edges(victims)
         oracle.delete_edges(victims)
         await self._assert_matches(graph_store, oracle)
@@ -344,7 +411,7 @@ class GraphStoreContract(ContractGuard):
         """Invariant: after any sequence of writes, every read equals the oracle."""
         if with_deletes and not self.group_survives_partial_delete:
             pytest.skip("group_survives_partial_delete is off")
-        oracle = GraphOracle()
+        oracle = self._oracle(graph_store)
         for op in corpus.random_graph_ops(seed, with_deletes=with_deletes):
             if not self.supports_self_loops and op.kind == "upsert_edges":
                 batch = tuple(r for r in op.args[0] if r.src_id != r.tgt_id)
@@ -387,7 +454,7 @@ class GraphStoreContract(ContractGuard):
             await graph_store.delete_edges(sorted(gone))
             new = Relation(id="rel-scan-new", src_id="Scan A", tgt_id="Scan B")
             await graph_store.upsert_edges([new])
-            return {new.id}, gone
+            return {declared_id(oracle.traits, new)}, gone
 
         await check_resume_after_writes(
             graph_store.scan_edges, lambda r: r.id, set(oracle.relations), write_edges

@@ -5,9 +5,11 @@ The tables are created once by LightRAG's own storage classes (``initialize_stor
 LightRAG *workspace*. The vector index declares where LightRAG's layout departs from the port
 (:class:`~hexrag.ports.vector_index.VectorIndexTraits`: the strict threshold, pgvector's order
 among ties, each table's own columns, ``source_id`` as ``chunk_ids``), and the contract checks
-what it declares. Where the graph and chunk layouts cannot keep a sentence of a contract, the
-test is a strict xfail saying why (one edge per entity pair, neighbours ordered by name, no
-metadata columns).
+what it declares. The graph and chunk stores declare theirs too
+(:class:`~hexrag.ports.graph_store.GraphStoreTraits`: one edge per entity pair under the
+pair's id, stored ``src < tgt``, neighbours ordered by name, ``<SEP>``-split ``source_id``;
+:class:`~hexrag.ports.chunk_store.ChunkStoreTraits`: fixed columns, no caller metadata,
+``llm_cache_list`` and the times stamped).
 """
 
 from __future__ import annotations
@@ -51,9 +53,6 @@ def _lightrag_tables(dsn: str) -> None:
 
 def _workspace() -> str:
     return "ct_" + uuid.uuid4().hex[:12]
-
-
-_LAYOUT = "LightRAG's layout: "
 
 
 class TestLightRAGPgVectorIndexContract(VectorIndexContract):
@@ -100,44 +99,3 @@ class TestLightRAGPgChunkStoreContract(ChunkStoreContract):
         _lightrag_tables(pg_dsn)
         return LightRAGPgChunkStore(pg_pool, workspace=_workspace())
 
-
-def _weaken(cls: type, reason: str, *names: str) -> None:
-    """Strict xfail for inherited contract tests the layout cannot keep (a wrapper per class,
-    so the base contract and the other adapters are untouched)."""
-    import functools
-
-    for name in names:
-        base = getattr(cls, name)
-
-        @functools.wraps(base)
-        async def wrapper(self: Any, *args: Any, __base: Any = base, **kwargs: Any) -> None:
-            await __base(self, *args, **kwargs)
-
-        setattr(cls, name, pytest.mark.xfail(strict=True, reason=_LAYOUT + reason)(wrapper))
-
-
-_weaken(
-    TestLightRAGPgGraphStoreContract,
-    "one edge per entity pair, its id derived from the pair (rel- + md5), neighbours ordered "
-    "by name: several relations per pair, relation ids of their own and insertion order are "
-    "not kept",
-    "test_chunk_index_follows_writes",
-    "test_corpus_matches_oracle",
-    "test_counts",
-    "test_delete_edges",
-    "test_delete_nodes",
-    "test_edge_degrees",
-    "test_get_edges_by_chunk_ids_whole_id",
-    "test_get_edges_by_pairs",
-    "test_node_degrees",
-    "test_node_edges_in_port_edge_order",
-    "test_random_workload_matches_oracle",
-    "test_relation_moved_to_another_pair",
-    "test_relations_round_trip_keep_orientation",
-    "test_replaced_relation_keeps_its_place",
-    "test_scan_lists_every_node_and_edge",
-    "test_scan_resumes_after_writes",
-    "test_several_relations_per_pair",
-    "test_upsert_edges_idempotent",
-    "test_upsert_nodes_idempotent_and_replace_keeps_edges",
-)

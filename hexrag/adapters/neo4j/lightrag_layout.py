@@ -32,6 +32,7 @@ from hexrag.adapters.neo4j.layouts import Neo4jLayout, Statements, parse_scan_cu
 from hexrag.adapters.neo4j.store import Neo4jGraphStore
 from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.domain.records import GRAPH_FIELD_SEP, Entity, Relation
+from hexrag.ports.graph_store import GraphStoreTraits
 
 if TYPE_CHECKING:
     from neo4j import AsyncDriver
@@ -163,6 +164,13 @@ class LightRAGNeo4jLayout(Neo4jLayout):
         return items, json.dumps([str(records[-1]["src"]), str(records[-1]["tgt"])])
 
 
+#: What :class:`LightRAGNeo4jGraphStore` declares (see :mod:`hexrag.ports.graph_store`).
+LIGHTRAG_NEO4J_TRAITS = GraphStoreTraits(
+    one_edge_per_pair=True, orientation="first", edge_order="backend",
+    chunk_list_order="backend", source_id_split="parsed", merges_on_replace=True,
+)
+
+
 class LightRAGNeo4jGraphStore(Neo4jGraphStore):
     """A LightRAG ``Neo4JStorage`` workspace as a :class:`~hexrag.ports.GraphStore`: a
     :class:`~hexrag.adapters.neo4j.store.Neo4jGraphStore` in :class:`LightRAGNeo4jLayout`.
@@ -189,6 +197,13 @@ class LightRAGNeo4jGraphStore(Neo4jGraphStore):
             owns_driver=owns_driver,
             layout=LightRAGNeo4jLayout(),
         )
+
+    @property
+    def traits(self) -> GraphStoreTraits:
+        """LightRAG's Neo4j graph: one undirected relationship per pair under the pair's id
+        (oriented as first written), the server's order, ``SET += props`` merging a
+        replacement into what is stored."""
+        return LIGHTRAG_NEO4J_TRAITS
 
     def __repr__(self) -> str:
         return f"LightRAGNeo4jGraphStore(label={self.workspace!r}, database={self.database!r})"

@@ -14,6 +14,7 @@ from hexrag.adapters.postgres.lightrag_base import _LightRAGPg
 from hexrag.core.ingest.ids import relation_id
 from hexrag.domain.errors import InvalidQuery
 from hexrag.domain.records import Entity, Relation
+from hexrag.ports.graph_store import GraphStoreTraits
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
 if TYPE_CHECKING:
@@ -61,6 +62,15 @@ class LightRAGPgGraphStore(_LightRAGPg):
     pair, neighbours in LightRAG's order: sorted by name)."""
 
     _kind = "LightRAG graph tables"
+
+    @property
+    def traits(self) -> GraphStoreTraits:
+        """LightRAG's table graph: one edge per pair under the pair's id, stored ``src < tgt``,
+        neighbours by name, chunk lists by pair (database collation), ``<SEP>`` split."""
+        return GraphStoreTraits(
+            one_edge_per_pair=True, orientation="sorted", edge_order="neighbour_name",
+            chunk_list_order="backend", source_id_split="sep",
+        )
 
     def __init__(
         self,
