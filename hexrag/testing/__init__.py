@@ -77,11 +77,15 @@ memory one is, and drop your collection / table / key prefix at teardown)::
             made.clear()  # a real backend drops the collections / tables it made here
 
 A test your backend cannot pass as the port states it is first a question of declaration: a
-vector index that keeps another system's rules (LightRAG's strict threshold, its backend's
-order among ties, fewer stored fields) declares them as its ``traits``
-(:class:`~hexrag.ports.vector_index.VectorIndexTraits`) and the suite asserts what it declares.
-Otherwise the test is weakened only with a strict xfail that says why (in the class body above;
-``tests/contract/test_lightrag_pg_contract.py`` shows a helper that does it for several tests)::
+store that keeps another system's rules declares them as its ``traits`` and the suite asserts
+what it declares - a vector index's strict threshold, order among ties and stored fields
+(:class:`~hexrag.ports.vector_index.VectorIndexTraits`), a graph's one edge per pair under the
+pair's id, orientation and neighbour order
+(:class:`~hexrag.ports.graph_store.GraphStoreTraits`), a chunk store's kept metadata and
+stamped bookkeeping keys (:class:`~hexrag.ports.chunk_store.ChunkStoreTraits`), a cache's
+stamped keys (:class:`~hexrag.ports.cache.CacheTraits`); LightRAG's layouts in
+``tests/contract/test_lightrag_*_contract.py`` run the contracts that way, with no xfail.
+Otherwise the test is weakened only with a strict xfail that says why (in the class body above)::
 
         @pytest.mark.xfail(strict=True, reason="pgvector rounds to float16 at the boundary")
         async def test_threshold_is_inclusive(self, vector_index_factory):

@@ -17,7 +17,11 @@ class ContractGuard:
     A backend may replace an inherited contract test only to mark it a **strict** xfail with a
     reason (the layout cannot keep that sentence); any other override - a different body, a
     ``pass``, a skip, a non-strict xfail - is refused by
-    :meth:`test_no_overrides_DO_NOT_OVERRIDE`.
+    :meth:`test_no_overrides_DO_NOT_OVERRIDE`, and so is replacing one of the kit's own helpers
+    (``_assert_matches``, ``_seen``, ``_oracle``...: a test is weakened as surely through
+    them). Where a layout keeps another system's rules it declares them as its ``traits``
+    (``VectorIndexTraits``, ``GraphStoreTraits``, ``ChunkStoreTraits``, ``CacheTraits``) and the
+    kit asserts what it declares.
     """
 
     async def test_no_overrides_DO_NOT_OVERRIDE(self) -> None:
@@ -32,6 +36,16 @@ class ContractGuard:
             None,
         )
         assert contract is not None, f"{cls.__name__} derives from no hexrag contract class"
+        helpers = [
+            name for name in dir(contract)
+            if name.startswith("_") and not name.startswith("__")
+            and callable(getattr(contract, name)) and getattr(cls, name) is not getattr(
+                contract, name)
+        ]
+        assert not helpers, (
+            f"{cls.__name__} replaces contract kit helper(s) {helpers}: declare the layout's "
+            "rules as its traits instead"
+        )
         wrong = []
         for name in dir(contract):
             if not name.startswith("test") or name == "test_no_overrides_DO_NOT_OVERRIDE":

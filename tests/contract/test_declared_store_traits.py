@@ -214,3 +214,15 @@ def test_a_store_without_traits_is_held_to_the_port() -> None:
     assert chunk_traits_of(MemoryChunkStore()) is PORT_CHUNK_TRAITS
     assert cache_traits_of(MemoryCache()) is PORT_CACHE_TRAITS
     assert graph_traits_of(_PairGraph(PAIR)) is PAIR
+
+
+async def test_the_guard_refuses_a_replaced_kit_helper() -> None:
+    """Weakening a contract through one of the kit's helpers is refused like an override."""
+
+    class Lenient(GraphStoreContract):
+        async def _assert_matches(self, store: Any, oracle: Any, ctx: str = "") -> None:
+            return None
+
+    with pytest.raises(AssertionError, match="_assert_matches"):
+        await Lenient().test_no_overrides_DO_NOT_OVERRIDE()
+    await TestDeclaredPairGraphContract().test_no_overrides_DO_NOT_OVERRIDE()
