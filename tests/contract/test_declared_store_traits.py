@@ -66,6 +66,60 @@ class TestDeclaredPairGraphContract(GraphStoreContract):
         return _PairGraph(PAIR)
 
 
+_MERGED = ("entity_type", "description", "keywords", "weight", "source_id", "file_path",
+           "created_at")
+
+
+def _merge(new: Any, old: Any) -> Any:
+    """``SET n += props``: what ``new`` leaves unset keeps ``old``'s value."""
+    if old is None:
+        return new
+    kept = {f: getattr(old, f) for f in _MERGED if hasattr(new, f) and getattr(new, f) is None}
+    return replace(new, properties={**old.properties, **new.properties}, **kept)
+
+
+class _Neo4jLike(MemoryGraphStore):
+    """The memory graph keeping LightRAG's Neo4j rules (no server runs here): one undirected
+    relationship per pair under the pair's id, oriented as first written, ``SET +=`` merging a
+    replacement, lists in another order than insertion (reversed)."""
+
+    @property
+    def traits(self) -> GraphStoreTraits:
+        from hexrag.adapters.neo4j.lightrag_layout import LIGHTRAG_NEO4J_TRAITS
+
+        return LIGHTRAG_NEO4J_TRAITS
+
+    async def upsert_nodes(self, entities: Sequence[Any]) -> None:
+        for e in entities:
+            old = (await super().get_nodes([e.name])).get(e.name)
+            await super().upsert_nodes([_merge(e, old)])
+
+    async def upsert_edges(self, relations: Sequence[Relation]) -> None:
+        for r in relations:
+            old = (await super().get_edges_by_pairs([r.pair])).get(r.pair, [None])[0]
+            new = replace(r, id=relation_id(*r.pair))
+            if old is not None:
+                new = replace(_merge(new, old), src_id=old.src_id, tgt_id=old.tgt_id)
+            await super().upsert_edges([new])
+
+    async def get_node_edges(self, names: Sequence[str]) -> dict[str, list[Relation]]:
+        return {n: rels[::-1] for n, rels in (await super().get_node_edges(names)).items()}
+
+    async def get_edges_by_chunk_ids(self, chunk_ids: Sequence[str]) -> dict[str, list[Relation]]:
+        got = await super().get_edges_by_chunk_ids(chunk_ids)
+        return {c: rels[::-1] for c, rels in got.items()}
+
+
+class TestDeclaredNeo4jLikeGraphContract(GraphStoreContract):
+    """The whole graph contract on a store keeping what LightRAG's Neo4j layout declares."""
+
+    group_survives_partial_delete = False
+
+    @pytest.fixture
+    def graph_store(self) -> _Neo4jLike:
+        return _Neo4jLike()
+
+
 async def _graph(test: str, store: Any, **kwargs: Any) -> None:
     kit = type("Kit", (GraphStoreContract,), {"group_survives_partial_delete": False})()
     await getattr(kit, test)(store, **kwargs)
@@ -87,6 +141,8 @@ async def _graph(test: str, store: Any, **kwargs: Any) -> None:
         ("test_node_edges_in_port_edge_order", PAIR, {"by_name": False}),
         # declares orientations kept, stores them sorted
         ("test_relations_round_trip_keep_orientation", replace(PAIR, orientation="kept"), {}),
+        # declares the first orientation kept, stores them sorted
+        ("test_relations_round_trip_keep_orientation", replace(PAIR, orientation="first"), {}),
         # declares a <SEP>-only split, parses every form
         ("test_get_edges_by_chunk_ids_whole_id", replace(PAIR, source_id_split="sep"), {}),
         # declares SET += merging, replaces whole
