@@ -155,10 +155,21 @@ class _OpenedInServerLoop:
                 return
 
 
+async def _lightrag_pg_tables(dsn: str, workspace: str) -> None:
+    """LightRAG's own PostgreSQL storages initialised in ``workspace`` (its tables, as a
+    deployment has them: hexrag does not create LightRAG's tables)."""
+    from hexrag.devtools.lightrag_pg import init_lightrag_pg, make_lightrag_pg
+
+    rag = make_lightrag_pg(dsn, HashingEmbedder(DIM), workspace=workspace)
+    await init_lightrag_pg(rag, dsn)
+    await rag.finalize_storages()
+
+
 class HexragServer:
     """hexrag's server on one stack kind holding the working directory ``workdir``'s data:
-    ``"workdir"`` (a copy of it, served in place), ``"memory"`` or ``"postgres"`` (``dsn``)
-    filled by ``migrate_stack``."""
+    ``"workdir"`` (a copy of it, served in place), ``"memory"``, ``"postgres"`` (hexrag's
+    layout, ``dsn``) or ``"pg-lightrag"`` (LightRAG's PostgreSQL tables in a workspace of
+    their own, ``layout = "lightrag"``) filled by ``migrate_stack``."""
 
     def __init__(self, kind: str, workdir: Path, tmp: Path, dsn: str | None = None) -> None:
         self.kind = kind
@@ -183,6 +194,15 @@ class HexragServer:
             target = StackConfig(vector_index=dsn, graph_store=dsn, chunk_store=dsn, cache=dsn,
                                  namespace="lr" + uuid.uuid4().hex[:8],
                                  embedder=f"hashing:{DIM}")
+            if kind == "pg-lightrag":  # LightRAG's own tables, read and written in place
+                from hexrag.devtools.lightrag_pg import MODEL_NAME
+
+                workspace = "lrg" + uuid.uuid4().hex[:8]
+                self.run(_lightrag_pg_tables(dsn, workspace))
+                target = StackConfig(vector_index=dsn, graph_store=dsn, chunk_store=dsn,
+                                     cache=dsn, layout="lightrag", workspace=workspace,
+                                     lightrag_model_name=MODEL_NAME,
+                                     embedder=f"hashing:{DIM}")
             stack = self.run(build_stack(target, embedder=HashingEmbedder(DIM)))
             try:
                 self.run(self._migrate(source, stack, tmp))

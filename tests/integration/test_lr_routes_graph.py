@@ -189,7 +189,7 @@ def test_lightrag_answers_the_steps_as_expected(world: World) -> None:
 @pytest.fixture
 def served(request: pytest.FixtureRequest, world: World, tmp_path: Path) -> Iterator[HexragServer]:
     kind = request.param
-    dsn = request.getfixturevalue("pg_dsn") if kind == "postgres" else None
+    dsn = request.getfixturevalue("pg_dsn") if kind in ("postgres", "pg-lightrag") else None
     hx = HexragServer(kind, world.base, tmp_path, dsn)
     try:
         yield hx
@@ -205,6 +205,19 @@ def test_graph_routes_equal_lightrag(served: HexragServer, world: World) -> None
 @pytest.mark.backend("postgres")
 @pytest.mark.parametrize("served", ["postgres"], indirect=True)
 def test_graph_routes_equal_lightrag_on_postgres(served: HexragServer, world: World) -> None:
+    _compare(world, served)
+
+
+@pytest.mark.backend("postgres")
+@pytest.mark.parametrize("served", ["pg-lightrag"], indirect=True)
+def test_graph_routes_equal_lightrag_on_its_postgres_tables(served: HexragServer,
+                                                            world: World) -> None:
+    """A LightRAG PostgreSQL deployment read in place (``layout = "lightrag"``): every read
+    and edit answers as LightRAG's server on the working directory holding the same data."""
+    opened: Any = served.server.server.config.app  # the stack opened in the server's loop
+    graph = opened.stack.stores.graph
+    graph = getattr(graph, "_inner", graph)  # under the answer cache's versioning wrapper
+    assert type(graph).__name__ == "LightRAGPgGraphStore"
     _compare(world, served)
 
 
