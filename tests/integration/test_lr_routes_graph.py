@@ -280,9 +280,12 @@ def test_edited_entity_is_found_by_query_data_at_once(world: World, tmp_path: Pa
         hx.stop()
 
 
-def test_graph_routes_per_workspace(world: World, tmp_path: Path) -> None:
+def test_graph_routes_per_workspace(world: World, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Per ``LIGHTRAG-WORKSPACE`` on a workspace router (a working directory per workspace):
-    an entity created in one workspace exists there only, and is written to its directory."""
+    an entity created in one workspace exists there only, and is written to its directory;
+    ``DELETE /documents`` clears one workspace only."""
+    monkeypatch.setenv("INPUT_DIR", str(tmp_path / "inputs"))
     import shutil
 
     from hexrag.adapters.memory import HashingEmbedder
@@ -322,6 +325,14 @@ def test_graph_routes_per_workspace(world: World, tmp_path: Path) -> None:
         assert counts == http.get("/documents/status_counts", headers=h("beta")).json()
         assert counts["status_counts"]["all"] > 0
         assert http.get("/documents/status_counts", headers=h("gamma")).status_code == 404
+        # clearing one workspace leaves the other whole
+        assert http.delete("/documents", headers=h("gamma")).status_code == 404
+        r = http.delete("/documents", headers=h("alpha"))
+        assert r.json()["status"] == "success", r.text
+        assert http.get("/graph/label/list", headers=h("alpha")).json() == []
+        assert set(http.get("/graph/label/list", headers=h("beta")).json()) == {
+            *labels, "Only Beta"}
+        assert http.get("/documents/status_counts", headers=h("beta")).json() == counts
     finally:
         server.stop()
     assert "Only Beta" in (root / "beta" / "graph_chunk_entity_relation.graphml").read_text()
