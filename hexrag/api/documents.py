@@ -46,11 +46,39 @@ MAX_UPLOAD_FILES = 100
 Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL)]
 
 
+#: LightRAG's ``chunking`` strategies (``TextChunkingConfig.strategy``).
+_STRATEGIES = ("fixed_token", "recursive_character", "semantic_vector", "paragraph_semantic",
+               "custom")
+
+
+def _check_chunking(value: Any) -> Any:
+    """LightRAG's optional ``chunking`` of an insert: hexrag chunks by fixed tokens with the
+    server's settings (``CHUNK_SIZE``, ``CHUNK_OVERLAP_SIZE``), so only that default is
+    taken; any other strategy or parameter is refused (422), never silently ignored."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) - {"strategy", "params"}:
+        raise ValueError("chunking takes 'strategy' and 'params' only")
+    strategy = value.get("strategy", "fixed_token")
+    if strategy not in _STRATEGIES:
+        raise ValueError(f"chunking strategy must be one of {', '.join(_STRATEGIES)}")
+    params = value.get("params") or {}
+    if strategy != "fixed_token" or not isinstance(params, dict) or any(
+            v is not None for v in params.values()):
+        raise ValueError("hexrag chunks by fixed tokens with the server's CHUNK_SIZE and "
+                         "CHUNK_OVERLAP_SIZE: a chunking strategy or parameter per request "
+                         "is not supported")
+    return value
+
+
 class InsertTextRequest(BaseModel):
     """LightRAG's ``InsertTextRequest`` (+ hexrag's scope metadata)."""
 
     text: str = Field(..., min_length=1, description="The document text.")
     file_source: Label | None = None
+    chunking: dict[str, Any] | None = Field(
+        default=None, description="LightRAG's chunking; only the default (fixed_token, no "
+                                  "params) is taken: the server's CHUNK_SIZE applies")
     product_id: Label | None = None
     category: Label | None = None
     source: Label | None = None
@@ -60,6 +88,11 @@ class InsertTextRequest(BaseModel):
     def _text(cls, value: str | None) -> str | None:
         return _check_text(value)
 
+    @field_validator("chunking")
+    @classmethod
+    def _chunking(cls, value: Any) -> Any:
+        return _check_chunking(value)
+
 
 class InsertTextsRequest(BaseModel):
     """LightRAG's ``InsertTextsRequest`` (+ hexrag's scope metadata)."""
@@ -68,9 +101,17 @@ class InsertTextsRequest(BaseModel):
         ..., min_length=1, max_length=MAX_TEXTS
     )
     file_sources: list[Label] | None = Field(default=None, max_length=MAX_TEXTS)
+    chunking: dict[str, Any] | None = Field(
+        default=None, description="LightRAG's chunking; only the default (fixed_token, no "
+                                  "params) is taken: the server's CHUNK_SIZE applies")
     product_id: Label | None = None
     category: Label | None = None
     source: Label | None = None
+
+    @field_validator("chunking")
+    @classmethod
+    def _chunking(cls, value: Any) -> Any:
+        return _check_chunking(value)
 
     @field_validator("texts", "file_sources")
     @classmethod
