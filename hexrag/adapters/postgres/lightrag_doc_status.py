@@ -45,8 +45,9 @@ from typing import TYPE_CHECKING, Any
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._rows import rows_document
 from hexrag.adapters.postgres.document_store import PgDocumentStore
-from hexrag.domain.documents import DocRecord
+from hexrag.domain.documents import DocRecord, Fragment
 from hexrag.domain.errors import ConfigurationError
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 if TYPE_CHECKING:
     import asyncpg
@@ -183,12 +184,16 @@ class LightRAGPgDocumentStore(PgDocumentStore):
         schema: str | None = None,
         timeout: float | None = None,
         create_tables: bool = True,
+        rows_only: bool = False,
     ) -> None:
         if not isinstance(workspace, str) or not workspace:
             raise ConfigurationError("a LightRAG workspace must be a non-empty string")
         super().__init__(pool, schema=schema, table_prefix=side_table_prefix(workspace),
-                         timeout=timeout, create_tables=create_tables)
+                         timeout=timeout, create_tables=create_tables and not rows_only)
         self._workspace = workspace
+        #: hexrag's tables beside LightRAG's are absent and must not be created (a read-only
+        #: opening): LightRAG's rows read as LightRAG reads them, no fragments, no writes
+        self._rows_only = rows_only
 
     @property
     def workspace(self) -> str:
@@ -237,15 +242,37 @@ class LightRAGPgDocumentStore(PgDocumentStore):
     async def _read(self, ids: Sequence[str] | None) -> list[DocRecord]:
         where = "" if ids is None else "AND s.id = ANY($2::text[])"
         args: list[Any] = [self._workspace] + ([] if ids is None else [list(ids)])
+        beside = ("NULL::bigint AS hexrag_seq, NULL::text AS hexrag_record FROM "
+                  f"{_TABLE} AS s" if self._rows_only else
+                  "h.seq AS hexrag_seq, h.record::text AS hexrag_record FROM "
+                  f"{_TABLE} AS s LEFT JOIN {self._docs} AS h ON h.id = s.id")
+        order = "s.id" if self._rows_only else "coalesce(h.seq, 0), s.id"
         rows = await self._fetch(
             f"reading {_TABLE}",
-            f"""SELECT {_COLUMNS}, h.seq AS hexrag_seq, h.record::text AS hexrag_record
-                FROM {_TABLE} AS s LEFT JOIN {self._docs} AS h ON h.id = s.id
-                WHERE s.workspace = $1 {where}
-                ORDER BY coalesce(h.seq, 0), s.id""",
+            f"SELECT {_COLUMNS}, {beside} WHERE s.workspace = $1 {where} ORDER BY {order}",
             *args,
         )
         return [self._record(r) for r in rows]
+
+    async def fragments_of_chunks(self, chunk_ids: Sequence[str]) -> list[Fragment]:
+        """The chunks' fragments (none while hexrag's tables are absent)."""
+        return [] if self._rows_only else await super().fragments_of_chunks(chunk_ids)
+
+    async def fragments_about(self, names: Sequence[str]) -> list[Fragment]:
+        """Fragments about ``names`` (none while hexrag's tables are absent)."""
+        return [] if self._rows_only else await super().fragments_about(names)
+
+    async def count_fragments(self) -> int:
+        """Number of stored fragments (0 while hexrag's tables are absent)."""
+        return 0 if self._rows_only else await super().count_fragments()
+
+    async def scan_fragments(
+        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
+    ) -> Page[Fragment]:
+        """A page of fragments (empty while hexrag's tables are absent)."""
+        if self._rows_only:
+            return Page([], None)
+        return await super().scan_fragments(cursor, limit=limit)
 
     def _record(self, r: Mapping[str, Any]) -> DocRecord:
         view = _view_of(r)

@@ -36,15 +36,42 @@ def _options(ctx: OpeningContext, section: Section) -> dict[str, Any]:
     }
 
 
+#: hexrag's tables of each optional section: opened read-only, an absent one reads as empty
+#: (documents, the LLM cache, the key-value namespaces), nothing is created.
+_OPTIONAL_TABLES: dict[str, tuple[str, ...]] = {
+    "documents": ("doc_status", "fragments"), "llm_cache": ("cache",), "kv": ("cache",),
+}
+
+
+def _empty(section: Section) -> Any:
+    """An empty in-memory store of ``section`` (read-only: nothing written there)."""
+    from hexrag.adapters.memory import MemoryCache, MemoryDocumentStore
+    from hexrag.ports.cache import KV_NAMESPACES
+
+    if section == "documents":
+        return MemoryDocumentStore()
+    if section == "kv":
+        return {ns: MemoryCache(ns) for ns in KV_NAMESPACES}
+    return MemoryCache()
+
+
 async def open_postgres(ctx: OpeningContext, section: Section, url: str | None) -> Any:
     """Open ``section`` at the DSN ``url``."""
     assert url is not None
     pool = await _pool(ctx, url)
     if ctx.layout == "lightrag":
-        return _lightrag(ctx, section, pool)
+        return await _lightrag(ctx, section, pool)
     from hexrag.adapters import postgres
 
     options = _options(ctx, section)
+    if ctx.read_only and section in _OPTIONAL_TABLES:  # create nothing; absent = empty
+        from hexrag.adapters.postgres.read_only import missing_tables
+
+        suffixes = _OPTIONAL_TABLES[section]
+        if await missing_tables(pool, schema=options["schema"], suffixes=suffixes,
+                                table_prefix=ctx.namespace, timeout=ctx.store_timeout):
+            return _empty(section)
+        options["create_tables"] = False
     if section == "vectors":
         require_module("pgvector", "postgres", "vector_index = postgresql://")
         return {name: postgres.PgVectorIndex(pool, namespace=name,  # type: ignore[arg-type]
@@ -68,7 +95,7 @@ async def open_postgres(ctx: OpeningContext, section: Section, url: str | None) 
     return PgManifestStore(pool, key=ctx.manifest_key, **options)
 
 
-def _lightrag(ctx: OpeningContext, section: Section, pool: Any) -> Any:
+async def _lightrag(ctx: OpeningContext, section: Section, pool: Any) -> Any:
     """A LightRAG 1.5.7 PostgreSQL deployment's tables, in LightRAG's workspace (``default``
     when none is set); hexrag's own rows beside it (documents, manifest) in ``hexrag_*``."""
     workspace = ctx.lightrag_workspace or "default"
@@ -102,9 +129,19 @@ def _lightrag(ctx: OpeningContext, section: Section, pool: Any) -> Any:
                 for ns in KV_NAMESPACES}
     options = {**_options(ctx, section), "table_prefix": "hexrag"}
     if section == "documents":  # LightRAG's LIGHTRAG_DOC_STATUS rows, fragments beside them
-        from hexrag.adapters.postgres.lightrag_doc_status import LightRAGPgDocumentStore
+        from hexrag.adapters.postgres.lightrag_doc_status import (
+            LightRAGPgDocumentStore,
+            side_table_prefix,
+        )
 
         options.pop("table_prefix")
+        if ctx.read_only:  # create nothing: without hexrag's tables, LightRAG's rows alone
+            from hexrag.adapters.postgres.read_only import missing_tables
+
+            options["create_tables"] = False
+            options["rows_only"] = bool(await missing_tables(
+                pool, schema=options["schema"], table_prefix=side_table_prefix(workspace),
+                suffixes=_OPTIONAL_TABLES["documents"], timeout=timeout))
         return LightRAGPgDocumentStore(pool, workspace=workspace, **options)
     from hexrag.adapters.postgres.manifest import PgManifestStore
 
