@@ -1,6 +1,7 @@
 """``hexrag delete`` on data LightRAG 1.5.7 built on Milvus Lite + Redis + NetworkX, with its
-status rows in ``RedisDocStatusStorage``, and LightRAG's own ``adelete_by_doc_id`` as the
-oracle (issue 21 point 4 on the Milvus + Redis layout).
+status rows in ``RedisDocStatusStorage`` or in ``JsonDocStatusStorage``'s file in the working
+directory, and LightRAG's own ``adelete_by_doc_id`` as the oracle (issue 21 point 4 on the
+Milvus + Redis layout).
 
 LightRAG ingests four documents with its own storage classes (scripted LLM, hashing
 embedder, frozen clock) into workspace A; ``hexrag migrate`` copies A into workspace B of the
@@ -45,10 +46,10 @@ pytestmark = [pytest.mark.backend("milvus"), pytest.mark.backend("redis")]
 
 MODEL = "hashemb_v1"
 STORAGES = {"kv_storage": "RedisKVStorage", "vector_storage": "MilvusVectorDBStorage",
-            "graph_storage": "NetworkXStorage", "doc_status_storage": "RedisDocStatusStorage"}
+            "graph_storage": "NetworkXStorage"}
 
 
-def _lightrag_run(root: Path, ws: str, milvus: str, redis: str, *,
+def _lightrag_run(root: Path, ws: str, milvus: str, redis: str, doc_status: str, *,
                   insert: Sequence[tuple[str, str]] = (), delete: str | None = None) -> None:
     """LightRAG with its Milvus, Redis, NetworkX and Redis doc-status classes."""
     register_offline_tiktoken()
@@ -79,6 +80,7 @@ def _lightrag_run(root: Path, ws: str, milvus: str, redis: str, *,
             llm_model_func=llm, tokenizer=TiktokenTokenizer("gpt-4o-mini"),
             chunk_token_size=20, chunk_overlap_token_size=4, force_llm_summary_on_merge=8,
             enable_llm_cache=False, enable_llm_cache_for_entity_extract=True, **STORAGES,
+            doc_status_storage=doc_status,
         )
         await rag.initialize_storages()
         try:
@@ -104,15 +106,16 @@ def _frozen_time() -> Any:
     return types.SimpleNamespace(**{**names, "time": lambda: float(NOW)})
 
 
-def _in_child(root: Path, ws: str, milvus: str, redis: str, **kwargs: Any) -> None:
+def _in_child(root: Path, ws: str, milvus: str, redis: str, doc_status: str,
+              **kwargs: Any) -> None:
     """Run :func:`_lightrag_run` in a process of its own (Milvus Lite serves one process at
     a time: LightRAG and each hexrag command open the file in turn)."""
-    args = json.dumps([str(root), ws, milvus, redis, kwargs])
+    args = json.dumps([str(root), ws, milvus, redis, doc_status, kwargs])
     code = ("import json, sys; from pathlib import Path\n"
             "from tests.integration.test_lightrag_milvus_redis_delete import _lightrag_run\n"
-            "root, ws, milvus, redis, kw = json.loads(sys.argv[1])\n"
+            "root, ws, milvus, redis, status, kw = json.loads(sys.argv[1])\n"
             "kw['insert'] = [tuple(d) for d in kw.get('insert', [])]\n"
-            "_lightrag_run(Path(root), ws, milvus, redis, **kw)\n")
+            "_lightrag_run(Path(root), ws, milvus, redis, status, **kw)\n")
     r = subprocess.run([sys.executable, "-c", code, args], capture_output=True, text=True,
                        timeout=600, cwd=str(Path(__file__).resolve().parents[2]),
                        env={"PATH": "/usr/bin:/bin", "HOME": "/tmp"})
@@ -145,6 +148,14 @@ def _cli(*args: str) -> Any:
     return run(*args)
 
 
+def _status_rows(client: Any, root: Path, ws: str, doc_status: str) -> list[str]:
+    """The ids of LightRAG's status rows of ``ws``, where its doc-status class keeps them."""
+    if doc_status == "JsonDocStatusStorage":
+        path = root / ws / "kv_store_doc_status.json"
+        return list(json.loads(path.read_text(encoding="utf-8"))) if path.exists() else []
+    return [k.split(":", 1)[1] for k in client.scan_iter(f"{ws}_doc_status:*")]
+
+
 def _sidecar(client: Any, ws: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for key in client.scan_iter(match=f"{ws}_doc_status__sched*", count=1000):
@@ -156,8 +167,9 @@ def _sidecar(client: Any, ws: str) -> dict[str, list[str]]:
     return out
 
 
+@pytest.mark.parametrize("doc_status", ["RedisDocStatusStorage", "JsonDocStatusStorage"])
 def test_hexrag_delete_on_lightrag_milvus_redis_equals_lightrags(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, doc_status: str
 ) -> None:
     from redis import Redis
 
@@ -172,11 +184,14 @@ def test_hexrag_delete_on_lightrag_milvus_redis_equals_lightrags(
     mine, theirs = ("hx" + uuid.uuid4().hex[:8], "lr" + uuid.uuid4().hex[:8])
     client = Redis.from_url(redis, decode_responses=True)
     try:
-        _in_child(root, mine, milvus, redis, insert=DOCS)
-        ids = sorted(k.split(":", 1)[1] for k in client.scan_iter(f"{mine}_doc_status:*"))
+        _in_child(root, mine, milvus, redis, doc_status, insert=DOCS)
+        ids = sorted(_status_rows(client, root, mine, doc_status))
         assert len(ids) == len(DOCS)
         a, b = (_toml(tmp_path, root, ws, milvus, redis) for ws in (mine, theirs))
         (root / theirs).mkdir(parents=True)
+        in_json = doc_status == "JsonDocStatusStorage"
+        if in_json:  # the copy's rows go where its LightRAG keeps them: the file
+            (root / theirs / "kv_store_doc_status.json").write_text("{}", encoding="utf-8")
         r = _cli("documents", "--stack", str(a), "--json")
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
         listed = sorted(json.loads(line)["id"] for line in r.stdout.splitlines()
@@ -185,15 +200,19 @@ def test_hexrag_delete_on_lightrag_milvus_redis_equals_lightrags(
         r = _cli("migrate", "--from", str(a), "--to", str(b))
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
         doc_id = ids[2]
-        _in_child(root, theirs, milvus, redis, delete=doc_id)
+        _in_child(root, theirs, milvus, redis, doc_status, delete=doc_id)
         r = _hexrag_at_now("delete", doc_id, "--stack", str(a))
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-        assert client.get(f"{mine}_doc_status:{doc_id}") is None
+        assert sorted(_status_rows(client, root, mine, doc_status)) == sorted(
+            set(ids) - {doc_id})
+        assert sorted(_status_rows(client, root, theirs, doc_status)) == sorted(
+            set(ids) - {doc_id})
         r = _cli("documents", "--stack", str(a), "--json")
         left = sorted(json.loads(line)["id"] for line in r.stdout.splitlines()
                       if line.strip().startswith("{"))
         assert left == sorted(set(ids) - {doc_id})
-        assert _sidecar(client, mine) == _sidecar(client, theirs) != {}
+        assert _sidecar(client, mine) == _sidecar(client, theirs)
+        assert (_sidecar(client, mine) == {}) is in_json  # LightRAG's Redis index, kept true
         r = _cli("check", str(b), "--against", str(a))
         report = json.loads(r.stdout[r.stdout.index("{"):])
         assert r.returncode == 0 and report["ok"], report["mismatches"]

@@ -64,6 +64,14 @@ async def open_redis(ctx: OpeningContext, section: Section, url: str | None) -> 
             store = RedisCache.from_url(url, workspace=ctx.namespace, **options)
     elif section == "documents" and lightrag:  # RedisDocStatusStorage's rows, hexrag's beside
         from hexrag.adapters.redis.lightrag_doc_status import LightRAGRedisDocumentStore
+        from hexrag.adapters.workdir.lightrag_doc_status import (
+            json_doc_status_dir,
+            open_json_documents,
+        )
+
+        beside = json_doc_status_dir(ctx.workdir, ctx.lightrag_workspace)
+        if beside is not None:  # the deployment's JsonDocStatusStorage file holds them
+            return await open_json_documents(ctx, beside)
 
         # hexrag's keys: one prefix per LightRAG workspace (its workspaces share one Redis)
         prefix = (f"{ctx.namespace}_{ctx.lightrag_workspace}" if ctx.lightrag_workspace
