@@ -430,9 +430,8 @@ def add_lr_document_routes(app: FastAPI, queue: DocumentQueue, *,
         sections = getattr(request.app.state, "sections", None)
         if sections is not None and sections.cache is not None:
             cache = sections.cache
-        if cache is None:
-            raise ConfigurationError("this stack has no LLM cache")
-        await cache.clear()
+        if cache is not None:  # a stack without an LLM cache has nothing to clear
+            await cache.clear()
         commit = getattr(request.app.state, "commit", None)
         if commit is not None:
             await commit()
@@ -477,7 +476,8 @@ def add_lr_document_routes(app: FastAPI, queue: DocumentQueue, *,
         return ScanResponse(status="scanning_started", track_id=tid,
                             message="Scanning process has been initiated in the background")
 
-    @router.get("/scan/status/{track_id}", response_model=ScanJobStatusResponse)
+    @router.get("/scan/status/{track_id}", response_model=ScanJobStatusResponse,
+                responses={404: {"description": "No scan job has this track_id"}})
     async def get_scan_job_status(track_id: str) -> ScanJobStatusResponse:
         """A scan job's counters and state."""
         job = scans.get(track_id)
@@ -503,7 +503,8 @@ def add_lr_document_routes(app: FastAPI, queue: DocumentQueue, *,
                        for k, ids in page],
             next_cursor=_encode_cursor(page[-1][0]) if len(page) >= limit else None)
 
-    @router.post("/source_conflicts/repair", response_model=SourceConflictRepairResponse)
+    @router.post("/source_conflicts/repair", response_model=SourceConflictRepairResponse,
+                 responses={409: {"description": "The conflict changed since it was listed"}})
     async def repair_source_conflict(request: Request, req: SourceConflictRepairRequest
                                      ) -> SourceConflictRepairResponse:
         """Keep one document as the source's primary; mark the others duplicates."""

@@ -314,7 +314,8 @@ def add_lr_graph_routes(app: FastAPI, *, responses: dict[int | str, dict[str, An
                             f"into '{name}'"),
                 "data": result}
 
-    @router.delete("/graph/entity/delete", response_model=DeletionResult)
+    @router.delete("/graph/entity/delete", response_model=DeletionResult,
+                    responses={404: {"description": "No such entity"}})
     async def delete_entity(request: Request, req: DeleteEntityRequest) -> DeletionResult:
         """Delete an entity and its relations (404 when there is none)."""
         try:
@@ -323,7 +324,8 @@ def add_lr_graph_routes(app: FastAPI, *, responses: dict[int | str, dict[str, An
             raise HTTPException(status_code=404, detail=str(exc)) from None
         return DeletionResult(status="success", doc_id="", message=message)
 
-    @router.delete("/graph/relation/delete", response_model=DeletionResult)
+    @router.delete("/graph/relation/delete", response_model=DeletionResult,
+                    responses={404: {"description": "No such relation"}})
     async def delete_relation(request: Request, req: DeleteRelationRequest) -> DeletionResult:
         """Delete the relation between two entities (404 when there is none)."""
         try:
