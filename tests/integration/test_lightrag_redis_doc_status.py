@@ -155,3 +155,29 @@ async def test_a_hexrag_row_is_lightrags_row_and_reads_back_as_written(
     (got,) = await store.get_docs(["doc-x"])
     assert got is not None and got.seq == 7 and got.status == "processed"
     assert got.chunks_list == [] and "chunks_list" in got.to_json()
+
+
+async def test_rows_an_earlier_hexrag_kept_in_its_own_keys_are_not_lost(
+    redis_client: Any, lr_workspace: str  # noqa: F811
+) -> None:
+    """Before hexrag wrote LightRAG's keys it kept the rows under ``<prefix>:doc_status:``:
+    they are still listed and read, move to LightRAG's key when written, and go on delete."""
+    from hexrag.adapters.redis import RedisDocumentStore
+
+    prefix = f"hx{lr_workspace}"
+    old = RedisDocumentStore(redis_client, workspace=prefix)
+    rows = _rows()
+    await old.upsert_docs([DocRecord.from_json(k, {**rows[k], "seq": n + 1})
+                           for n, k in enumerate(("doc-a", "doc-b"))])
+    store = LightRAGRedisDocumentStore(redis_client, prefix=prefix,
+                                       lightrag_workspace=lr_workspace)
+    await store.upsert_docs([DocRecord.from_json("doc-d", rows["doc-d"])])
+    assert sorted(d.id for d in await store.list_docs()) == ["doc-a", "doc-b", "doc-d"]
+    a, missing = await store.get_docs(["doc-a", "doc-x"])
+    assert a is not None and a.seq == 1 and missing is None
+    await store.upsert_docs([a])  # moved: LightRAG's key now, the old key gone
+    assert await redis_client.get(f"{lr_workspace}_doc_status:doc-a") is not None
+    assert await redis_client.get(f"{prefix}:doc_status:doc-a") is None
+    await store.delete_docs(["doc-b"])
+    assert await redis_client.get(f"{prefix}:doc_status:doc-b") is None
+    assert sorted(d.id for d in await store.list_docs()) == ["doc-a", "doc-d"]

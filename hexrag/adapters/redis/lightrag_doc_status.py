@@ -24,7 +24,9 @@ hash ``<prefix>:hexrag_doc_side`` (field: the doc id; value: ``{"seq", "own", "a
 "updated_at"}``), applied only while the row still has that ``updated_at`` (every LightRAG
 write sets it): a row LightRAG wrote or rewrote reads exactly as LightRAG reads it.
 Fragments and the insertion sequence are :class:`RedisDocumentStore`'s, under ``<prefix>``
-(one prefix per LightRAG workspace).
+(one prefix per LightRAG workspace). Rows an earlier hexrag kept there
+(``<prefix>:doc_status:<id>``, before it wrote LightRAG's keys) are still read where
+LightRAG's keys hold no row of that id, and move to LightRAG's key on their next write.
 """
 
 from __future__ import annotations
@@ -172,6 +174,7 @@ class LightRAGRedisDocumentStore(RedisDocumentStore):
                 pipe.set(self._row_key(doc_id), json.dumps(rows[doc_id]))
                 self._index_ops(pipe, doc_id, before, rows[doc_id])
             pipe.hset(self._side, mapping=sides)
+            pipe.delete(*self.keys(ids))  # an earlier hexrag's key of the row, moved here
             self._raise_sequence(pipe, max(d.seq for d in latest.values()))
 
         await self._transaction(ids, "upsert_docs", queue)
@@ -199,9 +202,20 @@ class LightRAGRedisDocumentStore(RedisDocumentStore):
         return {i: self._record(i, r, s) for i, r, s in zip(ids, raw, side, strict=True)
                 if r is not None}
 
+    async def _legacy(self, ids: list[str]) -> dict[str, DocRecord]:
+        """Rows an earlier hexrag kept in its own keys (``<prefix>:doc_status:<id>``) for the
+        ids LightRAG's keys do not hold: still read, moved to LightRAG's key on the next
+        write of the row, removed with it."""
+        if not ids:
+            return {}
+        return {d.id: d for d in await super().get_docs(ids) if d is not None}
+
     async def get_docs(self, ids: Sequence[str]) -> list[DocRecord | None]:
-        """Rows in request order, ``None`` for a missing id (one round trip)."""
-        found = await self._read(list(dict.fromkeys(ids)), "get_docs")
+        """Rows in request order, ``None`` for a missing id (one round trip, two for an id
+        only an earlier hexrag's key holds)."""
+        wanted = list(dict.fromkeys(ids))
+        found = await self._read(wanted, "get_docs")
+        found.update(await self._legacy([i for i in wanted if i not in found]))
         return [found.get(i) for i in ids]
 
     async def _row_ids(self) -> list[str]:
@@ -225,6 +239,8 @@ class LightRAGRedisDocumentStore(RedisDocumentStore):
         out: list[DocRecord] = []
         for start in range(0, len(ids), 1000):
             out += (await self._read(ids[start:start + 1000], "list_docs")).values()
+        have = set(ids)
+        out += [d for d in await super().list_docs() if d.id not in have]  # an earlier hexrag's
         return sorted(out, key=lambda d: (d.seq, d.id))
 
     async def delete_docs(self, ids: Sequence[str]) -> None:
@@ -241,6 +257,7 @@ class LightRAGRedisDocumentStore(RedisDocumentStore):
                 pipe.delete(self._row_key(doc_id))
                 self._index_ops(pipe, doc_id, before, None)
             pipe.hdel(self._side, *wanted)
+            pipe.delete(*self.keys(wanted))  # an earlier hexrag's key of the row
 
         await self._transaction(wanted, "delete_docs", queue)
 
