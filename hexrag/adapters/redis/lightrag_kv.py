@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters.redis.lightrag_layout import LightRAGRedisCache
 from hexrag.domain.errors import ConfigurationError
-from hexrag.ports.cache import KV_NAMESPACES
+from hexrag.ports.cache import KV_NAMESPACES, PORT_CACHE_TRAITS, CacheTraits
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -55,6 +55,11 @@ class LightRAGRedisKV(LightRAGRedisCache):
 
         return cls(Redis.from_url(url, **client_options), namespace=namespace,
                    workspace=workspace, owns_client=True)
+
+    @property
+    def traits(self) -> CacheTraits:
+        """Records are stored as given: nothing is stamped (the port's own rule)."""
+        return PORT_CACHE_TRAITS
 
     async def set_many(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
         """Store records as given, serialised as ``RedisKVStorage`` does (one ``MSET``)."""
