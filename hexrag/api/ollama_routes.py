@@ -145,6 +145,37 @@ async def _parse(request: Request, model: type[BaseModel], limits: ApiLimits) ->
     return parsed
 
 
+def _inline(schema: Any, defs: dict[str, Any]) -> Any:
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            return _inline(defs[ref.removeprefix("#/$defs/")], defs)
+        return {k: _inline(v, defs) for k, v in schema.items() if k != "$defs"}
+    if isinstance(schema, list):
+        return [_inline(v, defs) for v in schema]
+    return schema
+
+
+def _documented(model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI of a route reading ``model`` from its body itself (any content type)."""
+    schema = model.model_json_schema()
+    body = _inline(schema, schema.get("$defs", {}))
+    return {"requestBody": {"required": True,
+                            "content": {"application/json": {"schema": body}}}}
+
+
+_ANSWERS: dict[int | str, dict[str, Any]] = {
+    200: {"description": "The answer (NDJSON lines when streamed)",
+          "content": {"application/json": {}, "application/x-ndjson": {}}},
+    400: {"description": "Unreadable body, no user message, empty or too short query"},
+    413: {"description": "Over MAX_QUERY_CHARS or MAX_HISTORY_MESSAGES"},
+    422: {"description": "A JSON body with a NaN, a lone surrogate or a NUL (hexrag's strict "
+                         "JSON, before the route)"},
+    503: {"description": "No LLM configured, or a store or the model unavailable"},
+    504: {"description": "Over QUERY_TIMEOUT"},
+}
+
+
 def add_ollama_routes(app: FastAPI, engine: Any, limits: ApiLimits) -> None:
     """Mount LightRAG's Ollama-compatible routes under ``/api`` on ``app``; ``engine``
     answers within ``QUERY_TIMEOUT`` (``limits``)."""
@@ -235,7 +266,8 @@ def add_ollama_routes(app: FastAPI, engine: Any, limits: ApiLimits) -> None:
                             "expires_at": "2050-12-31T14:38:31.83753-07:00",
                             "size_vram": MODEL_SIZE}]}
 
-    @app.post("/api/generate", tags=["ollama"])
+    @app.post("/api/generate", tags=["ollama"], responses=_ANSWERS,
+              openapi_extra=_documented(OllamaGenerateRequest))
     async def generate(request: Request) -> Any:
         """The prompt answered by the LLM directly (no retrieval)."""
         req = await _parse(request, OllamaGenerateRequest, limits)
@@ -253,7 +285,8 @@ def add_ollama_routes(app: FastAPI, engine: Any, limits: ApiLimits) -> None:
         return {"model": model, "created_at": CREATED_AT, "response": text, "context": [],
                 **timings(start, first, time.time_ns(), prompt_tokens, text)}
 
-    @app.post("/api/chat", tags=["ollama"])
+    @app.post("/api/chat", tags=["ollama"], responses=_ANSWERS,
+              openapi_extra=_documented(OllamaChatRequest))
     async def chat(request: Request) -> Any:
         """The last user message answered through retrieval (mode by prefix), or by the LLM
         directly for ``/bypass`` and Open WebUI's own tasks."""
