@@ -33,6 +33,8 @@ __all__ = [
     "FragmentKind",
     "content_summary",
     "encode_file_path",
+    "merge_metadata_fields",
+    "metadata_fields",
 ]
 
 FragmentKind = Literal["entity", "relation"]
