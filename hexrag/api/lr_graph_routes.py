@@ -21,10 +21,10 @@ import asyncio
 import os
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
 from hexrag.core.errors import NotFound
 from hexrag.core.ingest import graph_view
@@ -41,18 +41,19 @@ def _name(value: str) -> str:
     return value.strip()
 
 
+#: An entity name in a request body: at most MAX_NAME characters, stripped, not blank.
+EntityName = Annotated[str, Field(max_length=MAX_NAME), AfterValidator(_name)]
+#: The same, with at least one character before stripping (LightRAG's ``min_length=1``).
+NewEntityName = Annotated[str, Field(min_length=1, max_length=MAX_NAME), AfterValidator(_name)]
+
+
 class EntityUpdateRequest(BaseModel):
     """LightRAG's ``EntityUpdateRequest``."""
 
-    entity_name: str = Field(..., max_length=MAX_NAME)
+    entity_name: EntityName
     updated_data: dict[str, Any]
     allow_rename: bool = False
     allow_merge: bool = False
-
-    @field_validator("entity_name", mode="after")
-    @classmethod
-    def _entity_name(cls, value: str) -> str:
-        return _name(value)
 
     @model_validator(mode="after")
     def _rename_target(self) -> EntityUpdateRequest:
@@ -67,79 +68,49 @@ class EntityUpdateRequest(BaseModel):
 class RelationUpdateRequest(BaseModel):
     """LightRAG's ``RelationUpdateRequest``."""
 
-    source_id: str = Field(..., max_length=MAX_NAME)
-    target_id: str = Field(..., max_length=MAX_NAME)
+    source_id: EntityName
+    target_id: EntityName
     updated_data: dict[str, Any]
-
-    @field_validator("source_id", "target_id", mode="after")
-    @classmethod
-    def _names(cls, value: str) -> str:
-        return _name(value)
 
 
 class EntityMergeRequest(BaseModel):
     """LightRAG's ``EntityMergeRequest``."""
 
     entities_to_change: list[str] = Field(..., min_length=1, max_length=1000)
-    entity_to_change_into: str = Field(..., min_length=1, max_length=MAX_NAME)
+    entity_to_change_into: NewEntityName
 
     @field_validator("entities_to_change", mode="after")
     @classmethod
     def _sources(cls, value: list[str]) -> list[str]:
         return [_name(v) for v in value]
 
-    @field_validator("entity_to_change_into", mode="after")
-    @classmethod
-    def _target(cls, value: str) -> str:
-        return _name(value)
-
 
 class EntityCreateRequest(BaseModel):
     """LightRAG's ``EntityCreateRequest``."""
 
-    entity_name: str = Field(..., min_length=1, max_length=MAX_NAME)
+    entity_name: NewEntityName
     entity_data: dict[str, Any]
-
-    @field_validator("entity_name", mode="after")
-    @classmethod
-    def _entity_name(cls, value: str) -> str:
-        return _name(value)
 
 
 class DeleteEntityRequest(BaseModel):
     """LightRAG's ``DeleteEntityRequest``."""
 
-    entity_name: str = Field(..., max_length=MAX_NAME)
-
-    @field_validator("entity_name", mode="after")
-    @classmethod
-    def _entity_name(cls, value: str) -> str:
-        return _name(value)
+    entity_name: EntityName
 
 
 class DeleteRelationRequest(BaseModel):
     """LightRAG's ``DeleteRelationRequest``."""
 
-    source_entity: str = Field(..., max_length=MAX_NAME)
-    target_entity: str = Field(..., max_length=MAX_NAME)
-
-    @field_validator("source_entity", "target_entity", mode="after")
-    @classmethod
-    def _names(cls, value: str) -> str:
-        return _name(value)
+    source_entity: EntityName
+    target_entity: EntityName
 
 
 class RelationCreateRequest(BaseModel):
     """LightRAG's ``RelationCreateRequest``."""
 
-    source_entity: str = Field(..., min_length=1, max_length=MAX_NAME)
-    target_entity: str = Field(..., min_length=1, max_length=MAX_NAME)
+    source_entity: NewEntityName
+    target_entity: NewEntityName
     relation_data: dict[str, Any]
-
-    @field_validator("source_entity", "target_entity", mode="after")
-    @classmethod
-    def _names(cls, value: str) -> str:
-        return _name(value)
 
 
 class DeletionResult(BaseModel):
