@@ -254,6 +254,29 @@ def make_client(
     return openai.AsyncOpenAI(api_key=api_key, base_url=url, timeout=timeout, max_retries=0)
 
 
+@dataclass(frozen=True, slots=True)
+class ClientVars:
+    """The environment variables an adapter's ``from_env`` reads its client from: the first
+    set variable of ``api_key``/``base_url``; ``api_key_hint`` names the key in the
+    missing-key message."""
+
+    api_key: tuple[str, ...]
+    base_url: tuple[str, ...]
+    api_key_hint: str
+
+
+def client_from_env(
+    env: Mapping[str, str], timeout: float, names: ClientVars
+) -> openai.AsyncOpenAI:
+    """:func:`make_client` with the key and base URL read from ``env`` as ``names`` says."""
+    return make_client(
+        api_key=env_str(env, *names.api_key),
+        base_url=env_str(env, *names.base_url),
+        timeout=timeout,
+        api_key_var=names.api_key_hint,
+    )
+
+
 def check_positive(name: str, value: float, *, minimum: float = 1) -> None:
     """ConfigurationError unless ``value >= minimum``."""
     if not value >= minimum:

@@ -12,15 +12,16 @@ import numpy as np
 import openai
 
 from hexrag.adapters.openai._common import (
+    ClientVars,
     Endpoint,
     MalformedResponse,
     RetryPolicy,
     check_positive,
+    client_from_env,
     env_bool,
     env_number,
     env_str,
     is_driver_error,
-    make_client,
     map_error,
     retrying,
 )
@@ -32,6 +33,12 @@ __all__ = ["OpenAIEmbedder"]
 _BASE_URL_VAR = "EMBEDDING_BINDING_HOST / OPENAI_BASE_URL"
 _API_KEY_VAR = "EMBEDDING_BINDING_API_KEY / OPENAI_API_KEY"
 _DIM_PROBE = "dimension probe"
+#: where ``from_env`` reads the client's key and base URL
+_CLIENT_VARS = ClientVars(
+    api_key=("EMBEDDING_BINDING_API_KEY", "OPENAI_API_KEY"),
+    base_url=("EMBEDDING_BINDING_HOST", "OPENAI_BASE_URL"),
+    api_key_hint="EMBEDDING_BINDING_API_KEY or OPENAI_API_KEY",
+)
 
 
 class OpenAIEmbedder:
@@ -114,12 +121,7 @@ class OpenAIEmbedder:
             else "float",
         }
         settings.update(options)
-        client = make_client(
-            api_key=env_str(env, "EMBEDDING_BINDING_API_KEY", "OPENAI_API_KEY"),
-            base_url=env_str(env, "EMBEDDING_BINDING_HOST", "OPENAI_BASE_URL"),
-            timeout=float(settings["timeout"]),
-            api_key_var="EMBEDDING_BINDING_API_KEY or OPENAI_API_KEY",
-        )
+        client = client_from_env(env, float(settings["timeout"]), _CLIENT_VARS)
         return cls(client, owns_client=True, **settings)
 
     @property

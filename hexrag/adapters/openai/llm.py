@@ -12,15 +12,16 @@ import openai
 
 from hexrag.adapters.openai._common import (
     BACKEND,
+    ClientVars,
     Endpoint,
     MalformedResponse,
     RetryPolicy,
     check_positive,
+    client_from_env,
     env_number,
     env_str,
     is_driver_error,
     logger,
-    make_client,
     map_error,
     retrying,
 )
@@ -35,6 +36,12 @@ from hexrag.domain.errors import ConfigurationError
 __all__ = ["OpenAILLM"]
 
 _JSON_OBJECT = {"type": "json_object"}
+#: where ``from_env`` reads the client's key and base URL
+_CLIENT_VARS = ClientVars(
+    api_key=("OPENAI_API_KEY", "LLM_BINDING_API_KEY"),
+    base_url=("OPENAI_BASE_URL", "LLM_BINDING_HOST"),
+    api_key_hint="OPENAI_API_KEY",
+)
 
 
 def _rejects_response_format(exc: openai.BadRequestError) -> bool:
@@ -124,12 +131,7 @@ class OpenAILLM:
             "temperature": env_number(env, "OPENAI_LLM_TEMPERATURE", float, None),
         }
         settings.update(options)
-        client = make_client(
-            api_key=env_str(env, "OPENAI_API_KEY", "LLM_BINDING_API_KEY"),
-            base_url=env_str(env, "OPENAI_BASE_URL", "LLM_BINDING_HOST"),
-            timeout=float(settings["timeout"]),
-            api_key_var="OPENAI_API_KEY",
-        )
+        client = client_from_env(env, float(settings["timeout"]), _CLIENT_VARS)
         return cls(client, owns_client=True, **settings)
 
     @property
