@@ -32,7 +32,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar, cast, overload
 
 from hexrag import model_openings
 from hexrag.builder import StackBuilder, close_all
@@ -202,6 +202,35 @@ def compose_ingestor(
     )
 
 
+_T = TypeVar("_T")
+
+
+class _Section(Generic[_T]):
+    """A read-only attribute of :class:`App` that reads the same name on its ``stores``
+    (the sections of :class:`~hexrag.ports.stack.Stack`, as on the stack itself)."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, app: None, owner: type) -> _Section[_T]: ...
+
+    @overload
+    def __get__(self, app: App, owner: type) -> _T: ...
+
+    def __get__(self, app: App | None, owner: type) -> _Section[_T] | _T:
+        if app is None:
+            return self
+        return cast(_T, getattr(app.stores, self.name))
+
+    def __set__(self, app: App, value: _T) -> None:
+        raise AttributeError(f"{self.name} is read-only: it is app.stores.{self.name}")
+
+
 @dataclass
 class App:
     """An opened stack: its sections (``stores``, the one
@@ -224,45 +253,20 @@ class App:
     committers: list[tuple[str, Closer]] = field(default_factory=list)
 
     @property
-    def documents(self) -> DocumentStore | None:
-        """The stack's document status rows and fragments (``None``: it keeps none)."""
-        return self.stores.documents
-
-    @property
     def dim(self) -> int:
         """The stack's vector dimension."""
         return self.stores.entities.dim
 
     # The sections, as on the stack itself (``app.graph`` is ``app.stores.graph``).
-    @property
-    def entities(self) -> VectorIndex:
-        """The entities' vector index."""
-        return self.stores.entities
-
-    @property
-    def relationships(self) -> VectorIndex:
-        """The relationships' vector index."""
-        return self.stores.relationships
-
-    @property
-    def chunks(self) -> VectorIndex:
-        """The chunks' vector index."""
-        return self.stores.chunks
-
-    @property
-    def graph(self) -> GraphStore:
-        """The knowledge graph."""
-        return self.stores.graph
-
-    @property
-    def chunk_store(self) -> ChunkStore:
-        """The text chunks."""
-        return self.stores.chunk_store
-
-    @property
-    def cache(self) -> Cache | None:
-        """LightRAG's LLM response cache (``None``: none)."""
-        return self.stores.cache
+    entities = _Section[VectorIndex]("The entities' vector index.")
+    relationships = _Section[VectorIndex]("The relationships' vector index.")
+    chunks = _Section[VectorIndex]("The chunks' vector index.")
+    graph = _Section[GraphStore]("The knowledge graph.")
+    chunk_store = _Section[ChunkStore]("The text chunks.")
+    cache = _Section[Cache | None]("LightRAG's LLM response cache (``None``: none).")
+    documents = _Section[DocumentStore | None](
+        "The stack's document status rows and fragments (``None``: it keeps none)."
+    )
 
     def ingestor(self, llm: Any, *, settings: Any = None) -> Any:
         """An :class:`~hexrag.core.ingest.ingestion.Ingestor` writing every section of the stack

@@ -300,7 +300,7 @@ class StackBuilder:
         """Open ``section`` of the store ``role`` names (see :mod:`hexrag.openings`)."""
         opening, layout, url = self.source(role)
         what = f"{role} = {self.plan.stores[role].describe()}"
-        return await opening.open_section(_Context(self, layout, dim), section, url, what=what)
+        return await opening.open_section(_Context.of(self, layout, dim), section, url, what=what)
 
     async def stores(self, dim: int) -> dict[str, Any]:
         """The five stores a query engine reads."""
@@ -356,43 +356,33 @@ class StackBuilder:
 
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Context:
     """The :class:`~hexrag.openings.OpeningContext` of one section: the builder's options
-    and collectors, in ``layout``, for vectors of dimension ``dim``."""
+    (as they stand when the section is opened) and collectors, in ``layout``, for vectors
+    of dimension ``dim``."""
 
     builder: StackBuilder
     layout: str
     dim: int
+    namespace: str
+    lightrag_workspace: str
+    workdir: Path | None
+    manifest_key: str
+    cosine_threshold: float
+    store_timeout: float
+    read_only: bool
 
-    @property
-    def namespace(self) -> str:
-        return self.builder.plan.namespace
-
-    @property
-    def lightrag_workspace(self) -> str:
-        return self.builder.lightrag_workspace
-
-    @property
-    def workdir(self) -> Path | None:
-        return self.builder.plan.workdir
-
-    @property
-    def manifest_key(self) -> str:
-        ws = self.builder.lightrag_workspace
-        return f"stack.{ws or 'default'}" if self.builder.config.layout == "lightrag" else "stack"
-
-    @property
-    def cosine_threshold(self) -> float:
-        return self.builder.settings.cosine_threshold
-
-    @property
-    def store_timeout(self) -> float:
-        return self.builder.config.store_timeout
-
-    @property
-    def read_only(self) -> bool:
-        return self.builder.read_only
+    @classmethod
+    def of(cls, builder: StackBuilder, layout: str, dim: int) -> _Context:
+        """The context of a section the builder opens now."""
+        ws = builder.lightrag_workspace
+        lightrag = builder.config.layout == "lightrag"
+        return cls(
+            builder, layout, dim, builder.plan.namespace, ws, builder.plan.workdir,
+            f"stack.{ws or 'default'}" if lightrag else "stack",
+            builder.settings.cosine_threshold, builder.config.store_timeout, builder.read_only,
+        )
 
     def option(self, name: str) -> Any:
         return getattr(self.builder.config, name, None)

@@ -27,7 +27,7 @@ from pathlib import PurePath
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, File, Form, HTTPException, Request, UploadFile
-from pydantic import BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field, field_validator
 
 from hexrag.api.ingest_retry import RetryBook
 from hexrag.api.models import _check_text
@@ -71,14 +71,21 @@ def _check_chunking(value: Any) -> Any:
     return value
 
 
+#: LightRAG's optional ``chunking`` of an insert, checked by :func:`_check_chunking`.
+Chunking = Annotated[
+    dict[str, Any] | None,
+    Field(description="LightRAG's chunking; only the default (fixed_token, no "
+                      "params) is taken: the server's CHUNK_SIZE applies"),
+    AfterValidator(_check_chunking),
+]
+
+
 class InsertTextRequest(BaseModel):
     """LightRAG's ``InsertTextRequest`` (+ hexrag's scope metadata)."""
 
     text: str = Field(..., min_length=1, description="The document text.")
     file_source: Label | None = None
-    chunking: dict[str, Any] | None = Field(
-        default=None, description="LightRAG's chunking; only the default (fixed_token, no "
-                                  "params) is taken: the server's CHUNK_SIZE applies")
+    chunking: Chunking = None
     product_id: Label | None = None
     category: Label | None = None
     source: Label | None = None
@@ -88,11 +95,6 @@ class InsertTextRequest(BaseModel):
     def _text(cls, value: str | None) -> str | None:
         return _check_text(value)
 
-    @field_validator("chunking")
-    @classmethod
-    def _chunking(cls, value: Any) -> Any:
-        return _check_chunking(value)
-
 
 class InsertTextsRequest(BaseModel):
     """LightRAG's ``InsertTextsRequest`` (+ hexrag's scope metadata)."""
@@ -101,17 +103,10 @@ class InsertTextsRequest(BaseModel):
         ..., min_length=1, max_length=MAX_TEXTS
     )
     file_sources: list[Label] | None = Field(default=None, max_length=MAX_TEXTS)
-    chunking: dict[str, Any] | None = Field(
-        default=None, description="LightRAG's chunking; only the default (fixed_token, no "
-                                  "params) is taken: the server's CHUNK_SIZE applies")
+    chunking: Chunking = None
     product_id: Label | None = None
     category: Label | None = None
     source: Label | None = None
-
-    @field_validator("chunking")
-    @classmethod
-    def _chunking(cls, value: Any) -> Any:
-        return _check_chunking(value)
 
     @field_validator("texts", "file_sources")
     @classmethod
@@ -177,6 +172,15 @@ class _Doc:
     updated_at: str = ""
     chunks_count: int | None = None
     error_msg: str | None = None
+
+    @classmethod
+    def of_row(cls, row: DocRecord, text: str, *, track_id: str,
+               status: str = "pending") -> _Doc:
+        """The document of a stored status row whose text is ``text`` (``track_id``: when
+        the row records none)."""
+        return cls(row.id, text, row.file_path, str(row.extra.get("track_id") or track_id),
+                   dict(row.metadata), status=status, created_at=row.created_at,
+                   updated_at=row.updated_at)
 
     def view(self) -> dict[str, Any]:
         return {
@@ -314,15 +318,15 @@ class DocumentQueue:
         for row in await self.ingestor.unfinished():
             if row.id in self.docs or not policy.takes(row):
                 continue
-            self.docs[row.id] = _Doc(
-                row.id, row.extra["content"], row.file_path,
-                str(row.extra.get("track_id") or "resumed"), dict(row.metadata),
-                created_at=row.created_at, updated_at=row.updated_at,
-            )
+            self.docs[row.id] = _Doc.of_row(row, row.extra["content"], track_id="resumed")
             self.queue.append(row.id)
             count += 1
+        return self._kicked(count, f"resuming {count} unfinished document(s)")
+
+    def _kicked(self, count: int, message: str) -> int:
+        """``count`` documents were queued: say ``message`` and start the worker (when any)."""
         if count:
-            self.latest_message = f"resuming {count} unfinished document(s)"
+            self.latest_message = message
             self._kick()
         return count
 
@@ -478,21 +482,14 @@ class DocumentQueue:
                 text = row.extra.get("content")
                 if (row.status == "failed" and isinstance(text, str) and text
                         and row.id not in self.docs):
-                    self.docs[row.id] = _Doc(
-                        row.id, text, row.file_path,
-                        str(row.extra.get("track_id") or ""), dict(row.metadata),
-                        status="failed", created_at=row.created_at,
-                        updated_at=row.updated_at)
+                    self.docs[row.id] = _Doc.of_row(row, text, track_id="", status="failed")
         count = 0
         for doc in self.docs.values():
             if doc.status == "failed" and doc.id not in self.queue and len(doc.text) > 0:
                 doc.status, doc.error_msg, doc.updated_at = "pending", None, _now()
                 self.queue.append(doc.id)
                 count += 1
-        if count:
-            self.latest_message = f"reprocessing {count} failed document(s)"
-            self._kick()
-        return count
+        return self._kicked(count, f"reprocessing {count} failed document(s)")
 
     async def mark_duplicates(self, doc_ids: list[str], primary: str) -> None:
         """Mark stored documents as duplicates of ``primary`` (LightRAG's source-conflict
