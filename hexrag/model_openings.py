@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hexrag.domain.errors import ConfigurationError
-from hexrag.openings import require_module
+from hexrag.openings import for_the_block, require_module
 
 __all__ = [
     "BUILTIN_MODELS",
@@ -163,14 +163,9 @@ def unregister_model(opening: ModelOpening) -> None:
             del _REGISTERED[(opening.kind, head.lower())]
 
 
-@contextmanager
-def registered_model(opening: ModelOpening) -> Iterator[ModelOpening]:
+def registered_model(opening: ModelOpening) -> AbstractContextManager[ModelOpening]:
     """``with registered_model(DECLARATION): ...``: registered for the block only."""
-    register_model(opening)
-    try:
-        yield opening
-    finally:
-        unregister_model(opening)
+    return for_the_block(opening, register_model, lambda: unregister_model(opening))
 
 
 def _load(module: str) -> None:

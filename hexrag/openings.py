@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from hexrag.domain.errors import ConfigurationError
+
+_D = TypeVar("_D")
 
 __all__ = [
     "BUILTIN",
@@ -41,6 +43,7 @@ __all__ = [
     "all_openings",
     "for_kind",
     "for_scheme",
+    "for_the_block",
     "redact_url",
     "register",
     "registered",
@@ -257,13 +260,19 @@ def unregister(kind: str) -> None:
 
 
 @contextmanager
-def registered(opening: Opening) -> Iterator[Opening]:
-    """``with registered(OPENING): ...``: registered for the block only."""
-    register(opening)
+def for_the_block(declared: _D, register: Callable[[_D], object],
+                  unregister: Callable[[], object]) -> Iterator[_D]:
+    """``register(declared)`` for the block, ``unregister()`` after it (raised or not)."""
+    register(declared)
     try:
-        yield opening
+        yield declared
     finally:
-        unregister(opening.kind)
+        unregister()
+
+
+def registered(opening: Opening) -> AbstractContextManager[Opening]:
+    """``with registered(OPENING): ...``: registered for the block only."""
+    return for_the_block(opening, register, lambda: unregister(opening.kind))
 
 
 def _load(module: str) -> Opening:
