@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypedDict
 
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._sql import TableNames
@@ -13,7 +13,7 @@ from hexrag.domain.errors import ConfigurationError, NotFound
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["DDL_LOCK_KEY", "PgAdapter", "create_pool"]
+__all__ = ["DDL_LOCK_KEY", "PgAdapter", "PgOptions", "PgTableAdapter", "create_pool"]
 
 #: ``pg_advisory_xact_lock`` key serialising hexrag's DDL (``CREATE EXTENSION``/``TABLE``
 #: ``IF NOT EXISTS`` race with each other when several sessions create at once).
@@ -60,12 +60,34 @@ def _redact(dsn: str) -> str:
     return f"{head}://{user}@{rest}" if user else f"{head}://{rest}"
 
 
+class PgOptions(TypedDict, total=False):
+    """The keyword options every PostgreSQL adapter takes (:class:`PgAdapter`'s).
+
+    An adapter with options of its own takes these as ``**options: Unpack[PgOptions]``.
+    """
+
+    schema: str | None
+    table_prefix: str
+    timeout: float | None
+    create_tables: bool
+
+
 class PgAdapter:
     """Base of the PostgreSQL adapters.
 
     Takes a ready ``asyncpg`` pool; constructing opens no connection. Tables are created on
     first use with idempotent ``CREATE ... IF NOT EXISTS`` statements (one round trip, under
-    an advisory lock). Every later method is one statement.
+    an advisory lock). Every later method is one statement. A subclass names its tables in
+    :meth:`_name_tables` (the constructor calls it last) and needs no constructor of its
+    own unless it takes options beyond :class:`PgOptions`.
+
+    Args:
+        pool: a ready ``asyncpg`` pool.
+        schema: schema of the tables (created if missing); ``None`` uses the search path.
+        table_prefix: prefix of the table names.
+        timeout: per-statement client timeout in seconds (``BackendTimeout`` when exceeded).
+        create_tables: create missing tables on first use (off: they must exist, e.g.
+            for a role without DDL rights).
     """
 
     _kind: ClassVar[str] = "adapter"
@@ -90,6 +112,10 @@ class PgAdapter:
         self._ready = False
         self._ready_lock: asyncio.Lock | None = None
         self._owns_pool = False
+        self._name_tables()
+
+    def _name_tables(self) -> None:
+        """Set this adapter's qualified table names from ``self._tables``; default none."""
 
     # -- construction helpers ------------------------------------------------------------
 
@@ -231,3 +257,17 @@ class PgAdapter:
         except NotFound:
             self._ready = False
             raise
+
+
+class PgTableAdapter(PgAdapter):
+    """A PostgreSQL adapter on one table, ``<prefix>_<_table_stem>``."""
+
+    _table_stem: ClassVar[str]
+
+    def _name_tables(self) -> None:
+        self._table = self._tables.qualified(self._table_stem)
+
+    @property
+    def table(self) -> str:
+        """The quoted, qualified table name."""
+        return self._table

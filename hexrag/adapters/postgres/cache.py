@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
-from hexrag.adapters.postgres._base import PgAdapter
+from hexrag.adapters.postgres._base import PgOptions, PgTableAdapter
 from hexrag.adapters.postgres._rows import decode_json, encode_json
 from hexrag.domain.errors import ConfigurationError
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["PgCache"]
 
 
-class PgCache(PgAdapter):
+class PgCache(PgTableAdapter):
     """Key -> JSON object entries in ``<prefix>_cache``, keyed by ``(namespace, key)``.
 
     Several caches (namespaces) share the table; :meth:`clear` removes only this one's rows.
@@ -25,48 +25,31 @@ class PgCache(PgAdapter):
     Args:
         pool: a ready ``asyncpg`` pool.
         namespace: this cache's namespace (any non-empty string; stored as a value).
-        schema: schema of the table (created if missing); ``None`` uses the search path.
-        table_prefix: prefix of the table name.
-        timeout: per-statement client timeout in seconds.
-        create_tables: create missing tables on first use (off: they must exist, e.g.
-            for a role without DDL rights).
+        options: :class:`~hexrag.adapters.postgres._base.PgAdapter`'s (``schema``,
+            ``table_prefix``, ``timeout``, ``create_tables``).
     """
 
     _kind = "cache"
+    _table_stem = "cache"
 
     def __init__(
         self,
         pool: asyncpg.Pool,
         *,
         namespace: str = "llm_response_cache",
-        schema: str | None = None,
-        table_prefix: str = "hexrag",
-        timeout: float | None = None,
-        create_tables: bool = True,
+        **options: Unpack[PgOptions],
     ) -> None:
-        super().__init__(
-            pool,
-            schema=schema,
-            table_prefix=table_prefix,
-            timeout=timeout,
-            create_tables=create_tables,
-        )
+        super().__init__(pool, **options)
         if not isinstance(namespace, str) or not namespace:
             raise ConfigurationError(
                 f"postgres: cache namespace must be a non-empty string, got {namespace!r}"
             )
         self._namespace = namespace
-        self._table = self._tables.qualified("cache")
 
     @property
     def namespace(self) -> str:
         """This cache's namespace."""
         return self._namespace
-
-    @property
-    def table(self) -> str:
-        """The quoted, qualified table name."""
-        return self._table
 
     def _ddl(self) -> str:
         return f"""

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from hexrag.adapters.postgres._base import PgAdapter
+from hexrag.adapters.postgres._base import PgTableAdapter
 from hexrag.adapters.postgres._rows import chunk_to_row, row_to_chunk, rows_document
 from hexrag.domain.records import Chunk
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
-
-if TYPE_CHECKING:
-    import asyncpg
 
 __all__ = ["PgChunkStore"]
 
@@ -20,44 +16,16 @@ _COLUMNS = (
 )
 
 
-class PgChunkStore(PgAdapter):
+class PgChunkStore(PgTableAdapter):
     """Chunks in ``<prefix>_chunks``: typed columns ``id``, ``content``, ``tokens``,
     ``full_doc_id``, ``chunk_order_index``, ``file_path`` and every other field in a
     ``metadata`` JSON column (``None`` values kept). One statement per call.
 
-    Args:
-        pool: a ready ``asyncpg`` pool.
-        schema: schema of the table (created if missing); ``None`` uses the search path.
-        table_prefix: prefix of the table name.
-        timeout: per-statement client timeout in seconds.
-        create_tables: create missing tables on first use (off: they must exist, e.g.
-            for a role without DDL rights).
+    Arguments as :class:`~hexrag.adapters.postgres._base.PgAdapter`.
     """
 
     _kind = "chunk store"
-
-    def __init__(
-        self,
-        pool: asyncpg.Pool,
-        *,
-        schema: str | None = None,
-        table_prefix: str = "hexrag",
-        timeout: float | None = None,
-        create_tables: bool = True,
-    ) -> None:
-        super().__init__(
-            pool,
-            schema=schema,
-            table_prefix=table_prefix,
-            timeout=timeout,
-            create_tables=create_tables,
-        )
-        self._table = self._tables.qualified("chunks")
-
-    @property
-    def table(self) -> str:
-        """The quoted, qualified table name."""
-        return self._table
+    _table_stem = "chunks"
 
     def _ddl(self) -> str:
         return f"""

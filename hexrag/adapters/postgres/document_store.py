@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.adapters.postgres._rows import rows_document
 from hexrag.domain.documents import DocRecord, Fragment
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
-
-if TYPE_CHECKING:
-    import asyncpg
 
 __all__ = ["PgDocumentStore"]
 
@@ -32,22 +29,12 @@ class PgDocumentStore(PgAdapter):
     JSON), fragments in ``<prefix>_fragments`` (key ``(chunk_id, pos)``, indexed by ``src``
     and ``tgt``) and the insertion sequence ``<prefix>_doc_seq``. One statement per call.
 
-    Arguments as :class:`~hexrag.adapters.postgres.PgChunkStore`.
+    Arguments as :class:`~hexrag.adapters.postgres._base.PgAdapter`.
     """
 
     _kind = "document store"
 
-    def __init__(
-        self,
-        pool: asyncpg.Pool,
-        *,
-        schema: str | None = None,
-        table_prefix: str = "hexrag",
-        timeout: float | None = None,
-        create_tables: bool = True,
-    ) -> None:
-        super().__init__(pool, schema=schema, table_prefix=table_prefix, timeout=timeout,
-                         create_tables=create_tables)
+    def _name_tables(self) -> None:
         self._docs = self._tables.qualified("doc_status")
         self._frags = self._tables.qualified("fragments")
         self._seq = self._tables.qualified("doc_seq")

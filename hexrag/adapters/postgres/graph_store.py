@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.adapters.postgres._rows import (
@@ -16,9 +16,6 @@ from hexrag.adapters.postgres._rows import (
 from hexrag.domain.errors import InvalidQuery
 from hexrag.domain.records import Entity, Relation
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
-
-if TYPE_CHECKING:
-    import asyncpg
 
 __all__ = ["PgGraphStore", "plan_edge_batch"]
 
@@ -87,33 +84,12 @@ class PgGraphStore(PgAdapter):
 
     Every method is one SQL statement, batch reads use ``unnest`` over array parameters.
 
-    Args:
-        pool: a ready ``asyncpg`` pool.
-        schema: schema of the tables (created if missing); ``None`` uses the search path.
-        table_prefix: prefix of the table names.
-        timeout: per-statement client timeout in seconds.
-        create_tables: create missing tables on first use (off: they must exist, e.g.
-            for a role without DDL rights).
+    Arguments as :class:`~hexrag.adapters.postgres._base.PgAdapter`.
     """
 
     _kind = "graph store"
 
-    def __init__(
-        self,
-        pool: asyncpg.Pool,
-        *,
-        schema: str | None = None,
-        table_prefix: str = "hexrag",
-        timeout: float | None = None,
-        create_tables: bool = True,
-    ) -> None:
-        super().__init__(
-            pool,
-            schema=schema,
-            table_prefix=table_prefix,
-            timeout=timeout,
-            create_tables=create_tables,
-        )
+    def _name_tables(self) -> None:
         self._nodes = self._tables.qualified("nodes")
         self._edges = self._tables.qualified("edges")
         self._seq = self._tables.qualified("edges_seq")

@@ -8,9 +8,9 @@ LightRAG's: the LightRAG workspace). Reading never creates the table.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
-from hexrag.adapters.postgres._base import PgAdapter
+from hexrag.adapters.postgres._base import PgOptions, PgTableAdapter
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._rows import decode_json
 from hexrag.ports.stack import StackManifest
@@ -21,25 +21,21 @@ if TYPE_CHECKING:
 __all__ = ["PgManifestStore"]
 
 
-class PgManifestStore(PgAdapter):
+class PgManifestStore(PgTableAdapter):
     """The :class:`~hexrag.ports.stack.ManifestStore` of a PostgreSQL stack."""
 
     _kind = "manifest"
+    _table_stem = "manifest"
 
     def __init__(
         self,
         pool: asyncpg.Pool,
         *,
         key: str = "stack",
-        schema: str | None = None,
-        table_prefix: str = "hexrag",
-        timeout: float | None = None,
-        create_tables: bool = True,
+        **options: Unpack[PgOptions],
     ) -> None:
-        super().__init__(pool, schema=schema, table_prefix=table_prefix, timeout=timeout,
-                         create_tables=create_tables)
+        super().__init__(pool, **options)
         self._key = key
-        self._table = self._tables.qualified("manifest")
 
     def _ddl(self) -> str:
         return f"""

@@ -7,12 +7,12 @@ import logging
 import math
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, get_args
+from typing import TYPE_CHECKING, Any, Final, Unpack, get_args
 
 import numpy as np
 
 from hexrag.adapters._vector_index_props import QueryTemplate
-from hexrag.adapters.postgres._base import DDL_LOCK_KEY, PgAdapter
+from hexrag.adapters.postgres._base import DDL_LOCK_KEY, PgAdapter, PgOptions
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._rows import (
     row_to_vector_record,
@@ -136,14 +136,11 @@ class PgVectorIndex(PgVectorReads, QueryTemplate, PgAdapter):
         namespace: ``"entities"``, ``"relationships"`` or ``"chunks"``.
         dim: the embedding dimension (an existing table of another dimension is refused).
         cosine_threshold: minimum cosine similarity of a hit (inclusive).
-        schema: schema of the table (created if missing); ``None`` uses the search path.
-        table_prefix: prefix of the table name.
         exact_search: always scan exactly (never the HNSW index).
         ef_search: the minimum ``hnsw.ef_search`` of an index scan (raise it for a better
             recall of approximate searches, at some cost).
-        timeout: per-statement client timeout in seconds (``BackendTimeout`` when exceeded).
-        create_tables: create missing tables on first use (off: they must exist, e.g.
-            for a role without DDL rights).
+        options: :class:`~hexrag.adapters.postgres._base.PgAdapter`'s (``schema``,
+            ``table_prefix``, ``timeout``, ``create_tables``).
     """
 
     _kind = "vector index"
@@ -155,20 +152,11 @@ class PgVectorIndex(PgVectorReads, QueryTemplate, PgAdapter):
         namespace: VectorNamespace,
         dim: int,
         cosine_threshold: float = 0.2,
-        schema: str | None = None,
-        table_prefix: str = "hexrag",
         exact_search: bool = False,
         ef_search: int = DEFAULT_EF_SEARCH,
-        timeout: float | None = None,
-        create_tables: bool = True,
+        **options: Unpack[PgOptions],
     ) -> None:
-        super().__init__(
-            pool,
-            schema=schema,
-            table_prefix=table_prefix,
-            timeout=timeout,
-            create_tables=create_tables,
-        )
+        super().__init__(pool, **options)
         if namespace not in _NAMESPACES:
             raise ConfigurationError(
                 f"postgres: vector namespace {namespace!r} is invalid; "
