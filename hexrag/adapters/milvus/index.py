@@ -39,7 +39,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack, get_args
 
 import numpy as np
 
@@ -57,7 +57,7 @@ from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 if TYPE_CHECKING:
     from pymilvus import MilvusClient
 
-__all__ = ["IndexType", "MilvusVectorIndex"]
+__all__ = ["IndexType", "MilvusIndexOptions", "MilvusVectorIndex"]
 
 IndexType = Literal["AUTOINDEX", "FLAT", "HNSW", "IVF_FLAT"]
 _INDEX_TYPES: tuple[str, ...] = get_args(IndexType)
@@ -72,6 +72,21 @@ _SCORE_EPS = 1e-4
 _MIN_SLACK = 16
 
 _T = TypeVar("_T")
+
+#: seconds each Milvus call may take unless ``timeout`` says otherwise
+_DEFAULT_TIMEOUT = 30.0
+
+
+class MilvusIndexOptions(TypedDict, total=False):
+    """The options :class:`MilvusVectorIndex` and its :meth:`~MilvusVectorIndex.from_uri` share
+    (documented on the constructor)."""
+
+    cosine_threshold: float
+    index_type: IndexType
+    index_params: Mapping[str, Any] | None
+    search_params: Mapping[str, Any] | None
+    timeout: float | None
+    layout: MilvusLayout | None
 
 
 class MilvusVectorIndex(LayoutProps[MilvusLayout]):
@@ -92,12 +107,7 @@ class MilvusVectorIndex(LayoutProps[MilvusLayout]):
         collection: str,
         namespace: VectorNamespace,
         dim: int,
-        cosine_threshold: float = 0.2,
-        index_type: IndexType = "FLAT",
-        index_params: Mapping[str, Any] | None = None,
-        search_params: Mapping[str, Any] | None = None,
-        timeout: float | None = 30.0,
-        layout: MilvusLayout | None = None,
+        **options: Unpack[MilvusIndexOptions],
     ) -> None:
         """Wrap ``client``; nothing is sent to Milvus until the first call.
 
@@ -123,16 +133,11 @@ class MilvusVectorIndex(LayoutProps[MilvusLayout]):
         self._setup(
             client=client,
             factory=None,
-            layout=layout,
             where="the given MilvusClient",
             collection=collection,
             namespace=namespace,
             dim=dim,
-            cosine_threshold=cosine_threshold,
-            index_type=index_type,
-            index_params=index_params,
-            search_params=search_params,
-            timeout=timeout,
+            **options,
         )
 
     @classmethod
@@ -143,24 +148,21 @@ class MilvusVectorIndex(LayoutProps[MilvusLayout]):
         namespace: VectorNamespace,
         dim: int,
         collection: str | None = None,
-        cosine_threshold: float = 0.2,
-        index_type: IndexType = "FLAT",
-        index_params: Mapping[str, Any] | None = None,
-        search_params: Mapping[str, Any] | None = None,
-        timeout: float | None = 30.0,
         token: str | None = None,
         user: str | None = None,
         password: str | None = None,
         db_name: str | None = None,
-        layout: MilvusLayout | None = None,
+        **options: Unpack[MilvusIndexOptions],
     ) -> MilvusVectorIndex:
         """An index on the Milvus at ``uri``; the client connects lazily, on the first call.
 
         ``uri`` is a Milvus Lite file (a path ending in ``.db`` whose directory exists) or a
         server address (``http://host:19530``). Credentials default to the environment
         (``MILVUS_TOKEN``, ``MILVUS_USER``, ``MILVUS_PASSWORD``, ``MILVUS_DB_NAME``), as in
-        LightRAG. ``collection`` defaults to ``hexrag_<namespace>``.
+        LightRAG. ``collection`` defaults to ``hexrag_<namespace>``; ``options`` are the
+        constructor's.
         """
+        timeout = options.get("timeout", _DEFAULT_TIMEOUT)
         token = token if token is not None else os.environ.get("MILVUS_TOKEN", "")
         user = user if user is not None else os.environ.get("MILVUS_USER", "")
         password = password if password is not None else os.environ.get("MILVUS_PASSWORD", "")
@@ -183,16 +185,11 @@ class MilvusVectorIndex(LayoutProps[MilvusLayout]):
         index._setup(
             client=None,
             factory=factory,
-            layout=layout,
             where=uri,
             collection=collection or f"hexrag_{namespace}",
             namespace=namespace,
             dim=dim,
-            cosine_threshold=cosine_threshold,
-            index_type=index_type,
-            index_params=index_params,
-            search_params=search_params,
-            timeout=timeout,
+            **options,
         )
         return index
 
@@ -201,16 +198,16 @@ class MilvusVectorIndex(LayoutProps[MilvusLayout]):
         *,
         client: MilvusClient | None,
         factory: Callable[[], MilvusClient] | None,
-        layout: MilvusLayout | None,
         where: str,
         collection: str,
         namespace: str,
         dim: int,
-        cosine_threshold: float,
-        index_type: str,
-        index_params: Mapping[str, Any] | None,
-        search_params: Mapping[str, Any] | None,
-        timeout: float | None,
+        cosine_threshold: float = 0.2,
+        index_type: str = "FLAT",
+        index_params: Mapping[str, Any] | None = None,
+        search_params: Mapping[str, Any] | None = None,
+        timeout: float | None = _DEFAULT_TIMEOUT,
+        layout: MilvusLayout | None = None,
     ) -> None:
         if namespace not in _NAMESPACES:
             raise ConfigurationError(

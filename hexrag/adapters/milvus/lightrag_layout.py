@@ -37,7 +37,7 @@ collections and opens them (:class:`LightRAGMilvusVectorIndex` only adds the con
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from hexrag.adapters._vector_lightrag import lightrag_model_suffix
 from hexrag.adapters.milvus.index import MilvusVectorIndex
@@ -56,6 +56,16 @@ __all__ = [
 ]
 
 _WORKSPACE_RE = re.compile(r"^[A-Za-z0-9_]*$")
+
+
+class LightRAGMilvusOptions(TypedDict, total=False):
+    """The options of every way to open a LightRAG Milvus collection (the defaults are
+    :class:`~hexrag.adapters.milvus.index.MilvusVectorIndex`'s, ``""`` and ``None``)."""
+
+    workspace: str
+    model_name: str | None
+    cosine_threshold: float
+    timeout: float | None
 
 
 def lightrag_collection_name(
@@ -80,22 +90,10 @@ class LightRAGMilvusVectorIndex(MilvusVectorIndex):
         *,
         namespace: VectorNamespace,
         dim: int,
-        workspace: str = "",
-        model_name: str | None = None,
-        cosine_threshold: float = 0.2,
-        timeout: float | None = 30.0,
+        **options: Unpack[LightRAGMilvusOptions],
     ) -> LightRAGMilvusVectorIndex:
         """The index of ``namespace`` in the LightRAG deployment ``client`` reaches."""
-        return cls(
-            client,
-            collection=_collection(namespace, workspace, model_name, dim),
-            namespace=namespace,
-            dim=dim,
-            cosine_threshold=cosine_threshold,
-            index_type="AUTOINDEX",
-            timeout=timeout,
-            layout=LightRAGMilvusLayout(namespace),
-        )
+        return cls(client, **_in_lightrag_layout(namespace, dim, options))
 
     @classmethod
     def open_uri(
@@ -104,29 +102,35 @@ class LightRAGMilvusVectorIndex(MilvusVectorIndex):
         *,
         namespace: VectorNamespace,
         dim: int,
-        workspace: str = "",
-        model_name: str | None = None,
-        cosine_threshold: float = 0.2,
-        timeout: float | None = 30.0,
         user: str | None = None,
         password: str | None = None,
+        **options: Unpack[LightRAGMilvusOptions],
     ) -> LightRAGMilvusVectorIndex:
         """As :meth:`open`, on a client for ``uri`` (a Milvus Lite file or a server URL),
         connected lazily; :meth:`close` closes it."""
         index = cls.from_uri(
-            uri,
-            namespace=namespace,
-            dim=dim,
-            collection=_collection(namespace, workspace, model_name, dim),
-            cosine_threshold=cosine_threshold,
-            index_type="AUTOINDEX",
-            timeout=timeout,
-            user=user,
-            password=password,
-            layout=LightRAGMilvusLayout(namespace),
+            uri, user=user, password=password, **_in_lightrag_layout(namespace, dim, options)
         )
         assert isinstance(index, LightRAGMilvusVectorIndex)
         return index
+
+
+def _in_lightrag_layout(
+    namespace: VectorNamespace, dim: int, options: LightRAGMilvusOptions
+) -> dict[str, Any]:
+    """:class:`MilvusVectorIndex`'s keywords for LightRAG's collection of ``namespace`` (its
+    name, LightRAG's layout and ``AUTOINDEX``), with ``options``' threshold and timeout."""
+    rest: dict[str, Any] = dict(options)
+    workspace, model_name = rest.pop("workspace", ""), rest.pop("model_name", None)
+    collection = _collection(namespace, workspace, model_name, dim)
+    return {
+        **rest,
+        "collection": collection,
+        "namespace": namespace,
+        "dim": dim,
+        "index_type": "AUTOINDEX",
+        "layout": LightRAGMilvusLayout(namespace),
+    }
 
 
 def _collection(namespace: str, workspace: str, model_name: str | None, dim: int) -> str:
@@ -141,25 +145,14 @@ def open_lightrag_milvus_indexes(
     uri: str,
     *,
     dim: int,
-    workspace: str = "",
-    model_name: str | None = None,
-    cosine_threshold: float = 0.2,
-    timeout: float | None = 30.0,
     user: str | None = None,
     password: str | None = None,
+    **options: Unpack[LightRAGMilvusOptions],
 ) -> dict[str, LightRAGMilvusVectorIndex]:
     """The three vector indexes of a LightRAG Milvus deployment (one client each, lazy)."""
     return {
         ns: LightRAGMilvusVectorIndex.open_uri(
-            uri,
-            namespace=ns,  # type: ignore[arg-type]
-            dim=dim,
-            workspace=workspace,
-            model_name=model_name,
-            cosine_threshold=cosine_threshold,
-            timeout=timeout,
-            user=user,
-            password=password,
+            uri, namespace=ns, dim=dim, user=user, password=password, **options  # type: ignore[arg-type]
         )
         for ns in ("entities", "relationships", "chunks")
     }
