@@ -13,17 +13,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 
-from hexrag.domain.errors import InvalidQuery
+from hexrag.adapters._seq_cursor import seq_after
 from hexrag.ports.scan import check_scan_limit
-
-
-def _after(cursor: str | None) -> int:
-    if cursor is None:
-        return -1
-    try:
-        return int(cursor)
-    except ValueError:
-        raise InvalidQuery(f"not a scan cursor of this store: {cursor[:40]!r}") from None
 
 
 class InsertionOrder:
@@ -57,7 +48,7 @@ class InsertionOrder:
     def page(self, cursor: str | None, limit: int) -> tuple[list[str], str | None]:
         """The keys of one page after ``cursor`` and the next page's cursor."""
         check_scan_limit(limit)
-        after = _after(cursor)
+        after = seq_after(cursor)
         if self._numbers is None or self._keys is None:
             self._keys = list(self._seq)
             self._numbers = list(self._seq.values())

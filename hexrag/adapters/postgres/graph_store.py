@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from hexrag.adapters._seq_cursor import seq_after
 from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.adapters.postgres._rows import (
     entity_to_row,
@@ -13,7 +14,6 @@ from hexrag.adapters.postgres._rows import (
     row_to_relation,
     rows_document,
 )
-from hexrag.domain.errors import InvalidQuery
 from hexrag.domain.records import Entity, Relation
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
 
@@ -31,15 +31,6 @@ _EDGE_COLUMNS = (
     "e.id, e.src, e.tgt, e.description, e.keywords, e.weight, e.source_id::text AS source_id, "
     "e.file_path, e.created_at, e.properties::text AS properties"
 )
-
-
-def _seq_cursor(cursor: str | None) -> int:
-    if cursor is None:
-        return -1
-    try:
-        return int(cursor)
-    except ValueError:
-        raise InvalidQuery(f"not a scan cursor of this store: {cursor[:40]!r}") from None
 
 
 def plan_edge_batch(relations: Sequence[Relation]) -> list[dict[str, Any]]:
@@ -486,7 +477,7 @@ class PgGraphStore(PgAdapter):
             f"scanning {self._nodes}",
             f"""SELECT seq AS scan_seq, {_NODE_COLUMNS} FROM {self._nodes}
                 WHERE seq > $1 ORDER BY seq LIMIT $2""",
-            _seq_cursor(cursor),
+            seq_after(cursor),
             limit,
         )
         items = [row_to_entity(row) for row in rows]
@@ -499,7 +490,7 @@ class PgGraphStore(PgAdapter):
         statement), so a copy inserted page by page keeps every node's edge order
         (:class:`~hexrag.ports.scan.ScansGraph`)."""
         check_scan_limit(limit)
-        after = _seq_cursor(cursor)
+        after = seq_after(cursor)
         rows = await self._fetch(
             f"scanning {self._edges}",
             f"""SELECT e.seq AS scan_seq, {_EDGE_COLUMNS} FROM {self._edges} AS e
