@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from hexrag.adapters._error_map import ErrorMap, Rule, from_module, matches
 from hexrag.domain.errors import (
@@ -19,7 +19,7 @@ from hexrag.domain.errors import (
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-__all__ = ["RedisNamespace", "translate_errors", "validate_name"]
+__all__ = ["RedisNamespace", "RedisStore", "translate_errors", "validate_name"]
 
 BACKEND = "redis"
 
@@ -153,3 +153,45 @@ class RedisNamespace:
         if self._owns_client:
             with translate_errors("close"):
                 await self._client.aclose()
+
+
+class RedisStore(RedisNamespace):
+    """A :class:`RedisNamespace` with hexrag's defaults: workspace ``"hexrag"``, the class's
+    ``_default_namespace``, and :meth:`from_url` building (and owning) its client.
+
+    ``namespace=None`` means the default.
+    """
+
+    _default_namespace: ClassVar[str]
+
+    def __init__(
+        self,
+        client: Redis,
+        *,
+        workspace: str = "hexrag",
+        namespace: str | None = None,
+        owns_client: bool = False,
+    ) -> None:
+        super().__init__(
+            client,
+            workspace=workspace,
+            namespace=self._default_namespace if namespace is None else namespace,
+            owns_client=owns_client,
+        )
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        *,
+        workspace: str = "hexrag",
+        namespace: str | None = None,
+        **client_options: Any,
+    ) -> Self:
+        """A store on a new client for ``url`` (``redis://[:password@]host:port/db``;
+        ``client_options`` go to ``Redis.from_url``). No connection is opened until the first
+        call; :meth:`aclose` closes the client."""
+        from redis.asyncio import Redis
+
+        client = Redis.from_url(url, **client_options)
+        return cls(client, workspace=workspace, namespace=namespace, owns_client=True)

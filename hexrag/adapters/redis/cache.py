@@ -3,50 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from hexrag.adapters.redis._base import RedisNamespace
+from hexrag.adapters.redis._base import RedisStore
 from hexrag.adapters.redis._scan import scan_page
 from hexrag.adapters.redis.convert import decode_object, encode_object
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
-if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
 __all__ = ["RedisCache"]
 
 
-class RedisCache(RedisNamespace):
+class RedisCache(RedisStore):
     """Cache entries under ``f"{workspace}:{namespace}:{key}"`` as JSON objects.
 
     ``get_many`` is one ``MGET``, ``set_many`` one ``MSET``, ``delete_many`` one ``DEL``;
     ``clear`` walks the namespace with ``SCAN`` (O(keys in the database); never ``KEYS``).
     """
 
-    def __init__(
-        self,
-        client: Redis,
-        *,
-        workspace: str = "hexrag",
-        namespace: str = "llm_response_cache",
-        owns_client: bool = False,
-    ) -> None:
-        super().__init__(client, workspace=workspace, namespace=namespace, owns_client=owns_client)
-
-    @classmethod
-    def from_url(
-        cls,
-        url: str,
-        *,
-        workspace: str = "hexrag",
-        namespace: str = "llm_response_cache",
-        **client_options: Any,
-    ) -> RedisCache:
-        """A cache on a new client for ``url``; no connection is opened until first use."""
-        from redis.asyncio import Redis
-
-        client = Redis.from_url(url, **client_options)
-        return cls(client, workspace=workspace, namespace=namespace, owns_client=True)
+    _default_namespace = "llm_response_cache"
 
     async def get_many(self, keys: Sequence[str]) -> list[dict[str, Any] | None]:
         """Entries in request order, ``None`` for a missing key (one ``MGET``)."""

@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
-from hexrag.adapters.redis._base import RedisNamespace
+from hexrag.adapters.redis._base import RedisStore
 from hexrag.adapters.redis._fastjson import fast_decode_object
 from hexrag.adapters.redis._scan import scan_page
 from hexrag.adapters.redis.convert import chunk_from_json, chunk_to_json
 from hexrag.domain.records import Chunk
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
-if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
 __all__ = ["RedisChunkStore"]
 
 
-class RedisChunkStore(RedisNamespace):
+class RedisChunkStore(RedisStore):
     """Chunks under ``f"{workspace}:{namespace}:{chunk_id}"`` as flat JSON records.
 
     :func:`~hexrag.adapters.redis.convert.chunk_to_json` describes the value shape.
@@ -27,33 +23,7 @@ class RedisChunkStore(RedisNamespace):
     database), several round trips; never ``KEYS``).
     """
 
-    def __init__(
-        self,
-        client: Redis,
-        *,
-        workspace: str = "hexrag",
-        namespace: str = "text_chunks",
-        owns_client: bool = False,
-    ) -> None:
-        super().__init__(client, workspace=workspace, namespace=namespace, owns_client=owns_client)
-
-    @classmethod
-    def from_url(
-        cls,
-        url: str,
-        *,
-        workspace: str = "hexrag",
-        namespace: str = "text_chunks",
-        **client_options: Any,
-    ) -> RedisChunkStore:
-        """A store on a new client for ``url`` (``redis://[:password@]host:port/db``).
-
-        No connection is opened until the first call; :meth:`aclose` closes the client.
-        """
-        from redis.asyncio import Redis
-
-        client = Redis.from_url(url, **client_options)
-        return cls(client, workspace=workspace, namespace=namespace, owns_client=True)
+    _default_namespace = "text_chunks"
 
     async def upsert_chunks(self, chunks: Sequence[Chunk]) -> None:
         """Insert or replace chunks by id (one ``MSET``; the last duplicate id wins)."""
