@@ -100,6 +100,14 @@ _StackOption = Annotated[
                  show_default=False),
 ]
 
+#: ``--stack`` where it is the only way to name the stack (required).
+_RequiredStackOption = Annotated[
+    Path, typer.Option("--stack", help=_STACK_HELP, show_default=False)
+]
+
+#: ``--page-size`` of the commands that read a stack page by page.
+_PageSizeOption = Annotated[int, typer.Option(help="Records per page.", min=1, max=10000)]
+
 
 def _the_stack(option: Path | None, *positional: Path | None) -> tuple[Path, list[Path]]:
     """The stack (``--stack``, else the first positional argument) and the other

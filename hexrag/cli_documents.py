@@ -11,7 +11,13 @@ from typing import Annotated, Any
 
 import typer
 
-from hexrag.cli_common import _STACK_HELP, _Bars, _fail, _guarded, _WorkspaceOption
+from hexrag.cli_common import (
+    _Bars,
+    _fail,
+    _guarded,
+    _RequiredStackOption,
+    _WorkspaceOption,
+)
 from hexrag.core.errors import HexragError
 
 __all__ = ["delete_command", "documents_command", "ingest_command"]
@@ -38,7 +44,7 @@ def _documents(paths: list[Path]) -> list[Path]:
 
 
 def ingest_command(
-    stack: Annotated[Path, typer.Option("--stack", help=_STACK_HELP, show_default=False)],
+    stack: _RequiredStackOption,
     paths: Annotated[
         list[Path] | None, typer.Argument(help="Documents (.txt, .md; .pdf, .docx with the "
                                           "docs extra) or folders of them.",
@@ -199,7 +205,7 @@ def _metadata_pairs(items: list[str]) -> dict[str, str]:
 
 
 def documents_command(
-    stack: Annotated[Path, typer.Option("--stack", help=_STACK_HELP, show_default=False)],
+    stack: _RequiredStackOption,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
     workspace: _WorkspaceOption = None,
     wide: Annotated[bool, typer.Option(
@@ -239,7 +245,7 @@ def documents_command(
 def delete_command(
     doc_ids: Annotated[list[str], typer.Argument(help="Document ids (doc-...).",
                                                  show_default=False)],
-    stack: Annotated[Path, typer.Option("--stack", help=_STACK_HELP, show_default=False)],
+    stack: _RequiredStackOption,
     llm: Annotated[
         str | None,
         typer.Option(help="LLM for re-summarising rebuilt descriptions (only called where "

@@ -17,6 +17,7 @@ from hexrag.cli_common import (
     _Bars,
     _fail,
     _guarded,
+    _PageSizeOption,
     _StackOption,
     _the_stack,
     _WorkspaceOption,
@@ -34,7 +35,7 @@ def export_command(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an archive already in DIRECTORY.")
     ] = False,
-    page_size: Annotated[int, typer.Option(help="Records per page.", min=1, max=10000)] = 1000,
+    page_size: _PageSizeOption = 1000,
     workspace: _WorkspaceOption = None,
 ) -> None:
     """Write every record of STACK into a backend-neutral archive at DIRECTORY.
@@ -156,7 +157,7 @@ def migrate_command(
         bool, typer.Option("--verify-only", help="Only compare the two stacks.")
     ] = False,
     queries: Annotated[int, typer.Option(help="Sample queries to compare.", min=0)] = 4,
-    page_size: Annotated[int, typer.Option(help="Records per page.", min=1, max=10000)] = 1000,
+    page_size: _PageSizeOption = 1000,
     workspace: _WorkspaceOption = None,
     target_workspace: Annotated[
         str | None,
@@ -265,7 +266,7 @@ def check_command(
         metavar="[STACK]", help=_STACK_HELP + " (or --stack).", show_default=False)] = None,
     stack_option: _StackOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-    page_size: Annotated[int, typer.Option(help="Records per page.", min=1, max=10000)] = 1000,
+    page_size: _PageSizeOption = 1000,
     workspace: _WorkspaceOption = None,
     against: Annotated[Path | None, typer.Option(
         "--against", help="A second stack: verify it holds exactly what STACK holds "

@@ -462,14 +462,9 @@ class VectorQueryContract(_VectorIndexBase):
             corpus.query_vectors(self.dim)[0], len(records), scope=QueryScope(product_id="p1")
         )
         assert unknown <= {h.id for h in hits}, "a record without a product must pass"
+        products = ("p1", "p2", "p%", "p_", 'p"or 1==1', "p'q\\x", "产品-é")
         probes = [
-            QueryScope(product_id="p1"),
-            QueryScope(product_id="p2"),
-            QueryScope(product_id="p%"),
-            QueryScope(product_id="p_"),
-            QueryScope(product_id='p"or 1==1'),
-            QueryScope(product_id="p'q\\x"),
-            QueryScope(product_id="产品-é"),
+            *(QueryScope(product_id=product) for product in products),
             QueryScope(category_id="crm", product_id="p2"),
             QueryScope(doc_ids=["doc-2"]),
         ]
