@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
+from typing import Any
 
 from hexrag.adapters.postgres._base import PgTableAdapter
+from hexrag.adapters.postgres._presence import chunks_with_presence
 from hexrag.adapters.postgres._rows import chunk_to_row, row_to_chunk, rows_document
 from hexrag.domain.records import Chunk
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
@@ -74,24 +76,20 @@ class PgChunkStore(PgTableAdapter):
         """:meth:`get_chunks` of ``ids`` and which of ``probe`` are stored, in one statement
         (:class:`~hexrag.ports.chunk_presence.ChunksWithPresence`): the probed rows send their
         id alone (an index-only scan), not their text."""
-        whole = list(dict.fromkeys(ids))
-        taken = set(whole)
-        only = [i for i in dict.fromkeys(probe) if i not in taken]
-        if not whole and not only:
-            return [None for _ in ids], set()
-        rows = await self._fetch(
-            f"reading {len(whole)} chunks and probing {len(only)} in {self._table}",
-            f"""SELECT true AS whole, {_COLUMNS} FROM {self._table} WHERE id = ANY($1::text[])
-                UNION ALL
-                SELECT false, id, NULL, NULL, NULL, NULL, NULL, NULL FROM {self._table}
-                WHERE id = ANY($2::text[])""",
-            whole,
-            only,
-        )
-        found = {row["id"]: row_to_chunk(row) for row in rows if row["whole"]}
-        present = {row["id"] for row in rows}
-        wanted = set(probe)
-        return [found.get(i) for i in ids], {i for i in present if i in wanted}
+
+        def fetch(whole: list[str], only: list[str]) -> Awaitable[list[Any]]:
+            return self._fetch(
+                f"reading {len(whole)} chunks and probing {len(only)} in {self._table}",
+                f"""SELECT true AS whole, {_COLUMNS} FROM {self._table}
+                    WHERE id = ANY($1::text[])
+                    UNION ALL
+                    SELECT false, id, NULL, NULL, NULL, NULL, NULL, NULL FROM {self._table}
+                    WHERE id = ANY($2::text[])""",
+                whole,
+                only,
+            )
+
+        return await chunks_with_presence(ids, probe, fetch, row_to_chunk)
 
     async def delete_chunks(self, ids: Sequence[str]) -> None:
         """Remove chunks by id; unknown ids are ignored."""

@@ -5,10 +5,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters.postgres._errors import translate_errors
+from hexrag.adapters.postgres._presence import chunks_with_presence
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg, _timestamp
 from hexrag.adapters.postgres.lightrag_rows import CHUNK_COLUMNS, chunk_from_row
 from hexrag.domain.records import Chunk
@@ -62,26 +63,21 @@ class LightRAGPgChunkStore(_LightRAGPg):
         """:meth:`get_chunks` of ``ids`` and which of ``probe`` are stored, in one statement
         (:class:`~hexrag.ports.chunk_presence.ChunksWithPresence`): the probed rows send their
         id alone (from LightRAG's primary key), not their text."""
-        whole = list(dict.fromkeys(ids))
-        taken = set(whole)
-        only = [i for i in dict.fromkeys(probe) if i not in taken]
-        if not whole and not only:
-            return [None for _ in ids], set()
-        rows = await self._fetch(
-            "reading and probing lightrag_doc_chunks",
-            f"""SELECT true AS whole, {CHUNK_COLUMNS} FROM lightrag_doc_chunks
-                WHERE workspace = $1 AND id = ANY($2::text[])
-                UNION ALL
-                SELECT false, id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-                FROM lightrag_doc_chunks WHERE workspace = $1 AND id = ANY($3::text[])""",
-            self._workspace,
-            whole,
-            only,
-        )
-        found = {r["id"]: chunk_from_row(r) for r in rows if r["whole"]}
-        present = {r["id"] for r in rows}
-        wanted = set(probe)
-        return [found.get(i) for i in ids], {i for i in present if i in wanted}
+
+        def fetch(whole: list[str], only: list[str]) -> Awaitable[list[Any]]:
+            return self._fetch(
+                "reading and probing lightrag_doc_chunks",
+                f"""SELECT true AS whole, {CHUNK_COLUMNS} FROM lightrag_doc_chunks
+                    WHERE workspace = $1 AND id = ANY($2::text[])
+                    UNION ALL
+                    SELECT false, id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+                    FROM lightrag_doc_chunks WHERE workspace = $1 AND id = ANY($3::text[])""",
+                self._workspace,
+                whole,
+                only,
+            )
+
+        return await chunks_with_presence(ids, probe, fetch, chunk_from_row)
 
     async def count(self) -> int:
         """Chunks of this workspace."""

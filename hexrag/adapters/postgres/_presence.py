@@ -1,0 +1,32 @@
+"""The one-statement "chunks and presence" read both PostgreSQL chunk layouts share."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from hexrag.domain.records import Chunk
+
+__all__ = ["chunks_with_presence"]
+
+
+async def chunks_with_presence(
+    ids: Sequence[str],
+    probe: Sequence[str],
+    fetch: Callable[[list[str], list[str]], Awaitable[Sequence[Any]]],
+    to_chunk: Callable[[Any], Chunk],
+) -> tuple[list[Chunk | None], set[str]]:
+    """:meth:`~hexrag.ports.chunk_presence.ChunksWithPresence.get_chunks_and_presence` around
+    one statement: ``fetch(whole, only)`` returns the rows of the ``whole`` ids (``whole``
+    true, the chunk's columns, read by ``to_chunk``) and of the probed ids not among them
+    (``whole`` false, the id alone); no statement when there is nothing to read."""
+    whole = list(dict.fromkeys(ids))
+    taken = set(whole)
+    only = [i for i in dict.fromkeys(probe) if i not in taken]
+    if not whole and not only:
+        return [None for _ in ids], set()
+    rows = await fetch(whole, only)
+    found = {row["id"]: to_chunk(row) for row in rows if row["whole"]}
+    present = {row["id"] for row in rows}
+    wanted = set(probe)
+    return [found.get(i) for i in ids], {i for i in present if i in wanted}
