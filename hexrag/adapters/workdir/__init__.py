@@ -7,22 +7,5 @@ open it. Only the standard library, numpy and the memory adapters are used.
 
 from __future__ import annotations
 
-from hexrag.adapters.workdir.stack import (
-    WorkdirStack,
-    empty_workdir_stack,
-    load_graph,
-    load_workdir,
-    resolve_workdir,
-    save_graph,
-    save_workdir,
-)
-
-__all__ = [
-    "WorkdirStack",
-    "empty_workdir_stack",
-    "load_graph",
-    "load_workdir",
-    "resolve_workdir",
-    "save_graph",
-    "save_workdir",
-]
+from hexrag.adapters.workdir.stack import *  # noqa: F403  (the package's API is the stack's)
+from hexrag.adapters.workdir.stack import __all__ as __all__
