@@ -4,7 +4,8 @@
 ``MGET`` of the whole ones and, in the same pipeline, one ``EVAL`` of a read-only script that
 answers ``EXISTS`` for every probed key (one command and one array reply: a pipeline of one
 ``EXISTS`` per key costs more client time than reading every value). A server that refuses
-scripts gets the ``EXISTS`` pipeline instead.
+scripts gets the ``EXISTS`` pipeline instead. :class:`RedisChunks` is the base of both Redis
+chunk layouts (hexrag's and LightRAG's) that reads through it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from hexrag.adapters.redis._base import RedisNamespace, translate_errors
+from hexrag.domain.records import Chunk
 
-__all__ = ["EXISTS_SCRIPT", "mget_and_presence"]
+__all__ = ["EXISTS_SCRIPT", "RedisChunks", "mget_and_presence"]
 
 EXISTS_SCRIPT = (
     "local out = {} for i, k in ipairs(KEYS) do out[i] = redis.call('EXISTS', k) end "
@@ -54,3 +56,40 @@ async def mget_and_presence(
     raw: list[Any] = list(replies[0]) if ids else []
     present = {i for i, n in zip(probed, flags, strict=True) if n}
     return raw, present
+
+
+class RedisChunks(RedisNamespace):
+    """What both Redis chunk layouts do alike, written once: :meth:`get_chunks` (one ``MGET``),
+    :meth:`get_chunks_and_presence` (:func:`mget_and_presence`) - each layout decoding the
+    values in :meth:`_decode_chunks` - :meth:`delete_chunks`, :meth:`count` and :meth:`clear`."""
+
+    def _decode_chunks(self, ids: list[str], raw: list[Any]) -> list[Chunk | None]:
+        """The chunks of ``ids`` from their raw values (``None`` where a value is absent)."""
+        raise NotImplementedError
+
+    async def get_chunks(self, ids: Sequence[str]) -> list[Chunk | None]:
+        """Chunks in request order (duplicates repeated), ``None`` for a missing id (one
+        ``MGET``)."""
+        ids = list(ids)
+        return self._decode_chunks(ids, await self._mget(ids, "get_chunks"))
+
+    async def get_chunks_and_presence(
+        self, ids: Sequence[str], probe: Sequence[str]
+    ) -> tuple[list[Chunk | None], set[str]]:
+        """:meth:`get_chunks` of ``ids`` and which of ``probe`` exist, in one pipelined round
+        trip (``MGET`` + ``EXISTS``; :class:`~hexrag.ports.chunk_presence.ChunksWithPresence`)."""
+        ids = list(ids)
+        raw, present = await mget_and_presence(self, ids, probe, "get_chunks_and_presence")
+        return self._decode_chunks(ids, raw), present
+
+    async def delete_chunks(self, ids: Sequence[str]) -> None:
+        """Remove chunks by id (one ``DEL``); unknown ids are ignored."""
+        await self._delete(list(ids), "delete_chunks")
+
+    async def count(self) -> int:
+        """Number of stored chunks (a ``SCAN`` of the namespace: O(keys))."""
+        return await self._count("count")
+
+    async def clear(self) -> None:
+        """Remove every chunk of this namespace (``SCAN`` + ``UNLINK``: O(keys))."""
+        await self._clear("clear")

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from hexrag.adapters.redis._base import RedisNamespace
 from hexrag.adapters.redis._fastjson import fast_decode_object
 from hexrag.adapters.redis._scan import scan_page
+from hexrag.adapters.redis.chunk_presence import RedisChunks
 from hexrag.adapters.redis.convert import decode_object
 from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import Chunk
@@ -95,7 +96,7 @@ class _LightRAGRedis(RedisNamespace):
         await self._mset(mapping, action)
 
 
-class LightRAGRedisChunkStore(_LightRAGRedis):
+class LightRAGRedisChunkStore(RedisChunks, _LightRAGRedis):
     """``<ws>_text_chunks:*`` (LightRAG's text chunks) as a :class:`~hexrag.ports.ChunkStore`."""
 
     _lightrag_namespace = "text_chunks"
@@ -123,32 +124,13 @@ class LightRAGRedisChunkStore(_LightRAGRedis):
         content = fields.pop("content", "")
         return Chunk(id=chunk_id, content=content, metadata=metadata, **fields)
 
-    async def get_chunks(self, ids: Sequence[str]) -> list[Chunk | None]:
-        """Chunks in request order, ``None`` for a missing id (one ``MGET``)."""
-        ids = list(ids)
-        raw = await self._mget(ids, "get_chunks")
+    def _decode_chunks(self, ids: list[str], raw: list[Any]) -> list[Chunk | None]:
         chunk = self._chunk
         prefix = self._prefix
         return [
             None if value is None else chunk(i, fast_decode_object(value, key=prefix + i))
             for i, value in zip(ids, raw, strict=True)
         ]
-
-    async def get_chunks_and_presence(
-        self, ids: Sequence[str], probe: Sequence[str]
-    ) -> tuple[list[Chunk | None], set[str]]:
-        """:meth:`get_chunks` of ``ids`` and which of ``probe`` exist, in one pipelined round
-        trip (``MGET`` + ``EXISTS``; :class:`~hexrag.ports.chunk_presence.ChunksWithPresence`)."""
-        from hexrag.adapters.redis.chunk_presence import mget_and_presence
-
-        ids = list(ids)
-        raw, present = await mget_and_presence(self, ids, probe, "get_chunks_and_presence")
-        chunk = self._chunk
-        prefix = self._prefix
-        return [
-            None if value is None else chunk(i, fast_decode_object(value, key=prefix + i))
-            for i, value in zip(ids, raw, strict=True)
-        ], present
 
     async def upsert_chunks(self, chunks: Sequence[Chunk]) -> None:
         """Write chunks as LightRAG's records (one ``MGET`` for the times, one ``MSET``)."""
@@ -164,14 +146,6 @@ class LightRAGRedisChunkStore(_LightRAGRedis):
             records[c.id] = out
         await self._stamped(records, "upsert_chunks")
 
-    async def delete_chunks(self, ids: Sequence[str]) -> None:
-        """Remove chunks by id (one ``DEL``)."""
-        await self._delete(list(ids), "delete_chunks")
-
-    async def count(self) -> int:
-        """Number of stored chunks (``SCAN`` of the prefix)."""
-        return await self._count("count")
-
     async def scan_chunks(
         self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
     ) -> Page[Chunk]:
@@ -180,10 +154,6 @@ class LightRAGRedisChunkStore(_LightRAGRedis):
         return Page(
             [self._chunk(i, decode_object(value, key=self.key(i))) for i, value in items], nxt
         )
-
-    async def clear(self) -> None:
-        """Remove every chunk of this workspace (``SCAN`` + ``UNLINK``)."""
-        await self._clear("clear")
 
 
 class LightRAGRedisCache(_LightRAGRedis):
