@@ -202,13 +202,7 @@ class _Reader:
             self.data_text.append(data)
 
     def _register_key(self, attrs: dict[str, str]) -> None:
-        key_id = attrs.get("id")
-        attr_type = attrs.get("attr.type")
-        attr_name = attrs.get("attr.name")
-        if attrs.get("yfiles.type") is not None:
-            attr_name, attr_type = attrs["yfiles.type"], "yfiles"
-        if attr_type is None:
-            attr_type = "string"
+        key_id, attr_name, attr_type = _key_declaration(attrs)
         if key_id is None or attr_name is None:
             raise self.fail(f"<key id={key_id!r}> has no attr.name")
         convert = _PY_TYPES.get(attr_type)
@@ -457,7 +451,9 @@ def _close(
         file_edges.append((edge[0], edge[1], owner))
 
 
-def _register_key(keys: dict[str, tuple[str, Any]], attrs: dict[str, str]) -> None:
+def _key_declaration(attrs: dict[str, str]) -> tuple[str | None, str | None, str]:
+    """A ``<key>``'s id, attribute name and type, as NetworkX reads them (a yfiles key is
+    named by its ``yfiles.type``; the type defaults to ``string``)."""
     key_id = attrs.get("id")
     attr_type = attrs.get("attr.type")
     attr_name = attrs.get("attr.name")
@@ -465,6 +461,11 @@ def _register_key(keys: dict[str, tuple[str, Any]], attrs: dict[str, str]) -> No
         attr_name, attr_type = attrs["yfiles.type"], "yfiles"
     if attr_type is None:
         attr_type = "string"
+    return key_id, attr_name, attr_type
+
+
+def _register_key(keys: dict[str, tuple[str, Any]], attrs: dict[str, str]) -> None:
+    key_id, attr_name, attr_type = _key_declaration(attrs)
     convert = _PY_TYPES.get(attr_type)
     if key_id is None or attr_name is None or convert is None:
         raise _GiveUp
