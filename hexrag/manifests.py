@@ -134,16 +134,10 @@ class RecordedModel:
 
     def __init__(self, manifest: StackManifest) -> None:
         self._manifest = manifest
-
-    @property
-    def model_name(self) -> str:
-        """The recorded model name."""
-        return self._manifest.embedding_model
-
-    @property
-    def dim(self) -> int:
-        """The recorded dimension."""
-        return self._manifest.embedding_dim
+        #: The recorded model name.
+        self.model_name: str = manifest.embedding_model
+        #: The recorded dimension.
+        self.dim: int = manifest.embedding_dim
 
     async def embed(self, texts: object) -> Any:
         """Refuse: this stack was opened without its model (read-only)."""
