@@ -311,6 +311,11 @@ class MemoryVectorIndex(VectorIndexProps):
         self._stored: dict[str, np.ndarray] = {}
         self._pf_misses = 0  # searches in a row the prefilter could not narrow
         self._pf_skip = 0  # searches left that go straight to the full product
+        self._init_extra_state()
+
+    def _init_extra_state(self) -> None:
+        """Set up what a subclass keeps beside the index (the constructor calls it last);
+        default nothing."""
 
     # -- construction from arrays ------------------------------------------------------
 

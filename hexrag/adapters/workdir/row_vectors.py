@@ -26,7 +26,6 @@ import numpy as np
 
 from hexrag.adapters.memory import MemoryVectorIndex
 from hexrag.adapters.memory.prefilter import row_products
-from hexrag.adapters.memory.vector_index import TieOrder
 from hexrag.core.query.pick import cosine_from_dots, cosine_scores, row_norms
 from hexrag.domain.records import VectorRecord
 
@@ -50,15 +49,7 @@ def _decoded(text: str, dim: int, fallback: object) -> np.ndarray:
 class NanoRowVectorIndex(MemoryVectorIndex):
     """A :class:`MemoryVectorIndex` whose :meth:`get_vectors` returns NanoVectorDB's row vectors."""
 
-    def __init__(
-        self,
-        namespace: str,
-        dim: int,
-        *,
-        cosine_threshold: float = 0.2,
-        tie_order: TieOrder = "id",
-    ) -> None:
-        super().__init__(namespace, dim, cosine_threshold=cosine_threshold, tie_order=tie_order)
+    def _init_extra_state(self) -> None:
         self._rows64 = np.zeros((0, self.dim), dtype=np.float64)
         self._f16_row: dict[str, int] = {}
         self._f16_new: dict[str, np.ndarray] = {}
