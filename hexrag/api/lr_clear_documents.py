@@ -20,7 +20,9 @@ Destructive, with LightRAG's guards and answers (always HTTP 200, LightRAG's
 from __future__ import annotations
 
 import asyncio
+import os
 import time
+from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
@@ -29,7 +31,7 @@ from pydantic import BaseModel, Field
 from hexrag.api.documents import DocumentQueue
 from hexrag.core.ingest.clear_all import clear_all
 
-__all__ = ["ClearDocumentsResponse", "add_clear_documents_route"]
+__all__ = ["ClearDocumentsResponse", "add_clear_documents_route", "input_dir"]
 
 BUSY = "Pipeline is busy with another operation."
 SCANNING = ("Document scan is in progress. Wait for the scan to complete before clearing or "
@@ -56,9 +58,12 @@ def _sections(request: Request, queue: DocumentQueue) -> dict[str, Any]:
             "kv": dict(getattr(sections, "kv", None) or {})}
 
 
-def _delete_input_files() -> tuple[int, int]:
-    from hexrag.api.lr_document_routes import input_dir
+def input_dir() -> Path:
+    """The directory ``/documents/scan`` reads (``INPUT_DIR``, default ``./inputs``)."""
+    return Path(os.environ.get("INPUT_DIR") or "./inputs")
 
+
+def _delete_input_files() -> tuple[int, int]:
     root = input_dir()
     deleted = failed = 0
     for path in (root.glob("*") if root.is_dir() else []):

@@ -27,17 +27,15 @@ import base64
 import binascii
 import hashlib
 import json
-import os
 import time
 from enum import StrEnum
-from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request, Response
 from pydantic import BaseModel, Field, model_validator
 
 from hexrag.api.documents import DocumentQueue, bind_store, new_track_id
-from hexrag.api.lr_clear_documents import add_clear_documents_route
+from hexrag.api.lr_clear_documents import add_clear_documents_route, input_dir
 from hexrag.core.errors import ConfigurationError
 
 __all__ = ["add_lr_document_routes", "document_views"]
@@ -543,11 +541,6 @@ def add_lr_document_routes(app: FastAPI, queue: DocumentQueue, *,
                                           message="No recovery_required fence is set.")
 
     app.include_router(router)
-
-
-def input_dir() -> Path:
-    """The directory ``/documents/scan`` reads (``INPUT_DIR``, default ``./inputs``)."""
-    return Path(os.environ.get("INPUT_DIR") or "./inputs")
 
 
 async def _scan(queue: DocumentQueue, tid: str, job: dict[str, Any]) -> None:
