@@ -83,6 +83,17 @@ class RedisNamespace:
         self._prefix = f"{self._workspace}:{self._namespace}:"
         self._owns_client = owns_client
 
+    @classmethod
+    def _with_new_client(
+        cls, url: str, client_options: dict[str, Any], **options: Any
+    ) -> Self:
+        """An instance (constructor keywords ``options``) on a new ``redis.asyncio`` client for
+        ``url`` (``client_options`` go to ``Redis.from_url``) that it owns and closes in
+        :meth:`aclose`; no connection is opened until the first call. Every ``from_url``."""
+        from redis.asyncio import Redis
+
+        return cls(Redis.from_url(url, **client_options), owns_client=True, **options)
+
     @property
     def workspace(self) -> str:
         """The workspace part of every key."""
@@ -191,7 +202,4 @@ class RedisStore(RedisNamespace):
         """A store on a new client for ``url`` (``redis://[:password@]host:port/db``;
         ``client_options`` go to ``Redis.from_url``). No connection is opened until the first
         call; :meth:`aclose` closes the client."""
-        from redis.asyncio import Redis
-
-        client = Redis.from_url(url, **client_options)
-        return cls(client, workspace=workspace, namespace=namespace, owns_client=True)
+        return cls._with_new_client(url, client_options, workspace=workspace, namespace=namespace)

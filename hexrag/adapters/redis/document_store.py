@@ -53,10 +53,7 @@ class RedisDocumentStore(RedisNamespace):
     def from_url(cls, url: str, *, workspace: str = "hexrag",
                  **client_options: Any) -> RedisDocumentStore:
         """A store on a new client for ``url``; :meth:`aclose` closes it."""
-        from redis.asyncio import Redis
-
-        return cls(Redis.from_url(url, **client_options), workspace=workspace,
-                   owns_client=True)
+        return cls._with_new_client(url, client_options, workspace=workspace)
 
     # -- documents
 

@@ -96,10 +96,9 @@ class LightRAGRedisDocumentStore(RedisDocumentStore):
         cls, url: str, *, prefix: str, lightrag_workspace: str = "", **client_options: Any
     ) -> LightRAGRedisDocumentStore:
         """A store on a new client for ``url``; :meth:`aclose` closes it."""
-        from redis.asyncio import Redis
-
-        return cls(Redis.from_url(url, **client_options), prefix=prefix,
-                   lightrag_workspace=lightrag_workspace, owns_client=True)
+        return cls._with_new_client(
+            url, client_options, prefix=prefix, lightrag_workspace=lightrag_workspace
+        )
 
     @property
     def lightrag_workspace(self) -> str:

@@ -51,10 +51,7 @@ class LightRAGRedisKV(LightRAGRedisCache):
         cls, url: str, *, namespace: str, workspace: str = "", **client_options: Any
     ) -> LightRAGRedisKV:
         """A store on a new client for ``url``; no connection is opened until first use."""
-        from redis.asyncio import Redis
-
-        return cls(Redis.from_url(url, **client_options), namespace=namespace,
-                   workspace=workspace, owns_client=True)
+        return cls._with_new_client(url, client_options, namespace=namespace, workspace=workspace)
 
     @property
     def traits(self) -> CacheTraits:

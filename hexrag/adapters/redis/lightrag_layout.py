@@ -71,9 +71,7 @@ class _LightRAGRedis(RedisNamespace):
     @classmethod
     def from_url(cls, url: str, *, workspace: str = "", **client_options: Any) -> Any:
         """A store on a new client for ``url``; no connection is opened until first use."""
-        from redis.asyncio import Redis
-
-        return cls(Redis.from_url(url, **client_options), workspace=workspace, owns_client=True)
+        return cls._with_new_client(url, client_options, workspace=workspace)
 
     async def _stamped(self, records: Mapping[str, dict[str, Any]], action: str) -> None:
         """``RedisKVStorage.upsert``: ``_id`` and times added, one ``MSET``."""

@@ -32,10 +32,7 @@ class RedisManifestStore(RedisNamespace):
         cls, url: str, *, workspace: str = "hexrag", key: str = "stack", **client_options: Any
     ) -> RedisManifestStore:
         """A manifest store on a new client for ``url`` (no connection until first use)."""
-        from redis.asyncio import Redis
-
-        client = Redis.from_url(url, **client_options)
-        return cls(client, workspace=workspace, key=key, owns_client=True)
+        return cls._with_new_client(url, client_options, workspace=workspace, key=key)
 
     async def read(self) -> StackManifest | None:
         """The stored manifest (one ``GET``; ``None``: no key)."""
