@@ -141,26 +141,29 @@ class PgDocumentStore(PgAdapter):
 
     async def fragments_of_chunks(self, chunk_ids: Sequence[str]) -> list[Fragment]:
         """Every fragment of these chunks, sorted by ``(seq, pos)``."""
-        wanted = list(dict.fromkeys(chunk_ids))
-        if not wanted:
-            return []
-        rows = await self._fetch(
-            f"reading the fragments of {len(wanted)} chunks from {self._frags}",
-            f"""SELECT {_FRAGMENT_COLUMNS} FROM {self._frags}
-                WHERE chunk_id = ANY($1::text[]) ORDER BY seq, pos, chunk_id""",
-            wanted,
-        )
-        return [_fragment(r) for r in rows]
+        return await self._fragments(chunk_ids, "of", "chunks", "chunk_id = ANY($1::text[])")
 
     async def fragments_about(self, names: Sequence[str]) -> list[Fragment]:
         """Every fragment about these entity names, sorted by ``(seq, pos)``."""
-        wanted = list(dict.fromkeys(names))
+        return await self._fragments(
+            names,
+            "about",
+            "entities",
+            "src = ANY($1::text[]) OR (kind = 'relation' AND tgt = ANY($1::text[]))",
+        )
+
+    async def _fragments(
+        self, keys: Sequence[str], relation: str, noun: str, condition: str
+    ) -> list[Fragment]:
+        """The fragments meeting ``condition`` (a constant of this class; ``$1`` is the
+        distinct ``keys``), sorted by ``(seq, pos, chunk_id)``; no statement for no keys."""
+        wanted = list(dict.fromkeys(keys))
         if not wanted:
             return []
         rows = await self._fetch(
-            f"reading the fragments about {len(wanted)} entities from {self._frags}",
+            f"reading the fragments {relation} {len(wanted)} {noun} from {self._frags}",
             f"""SELECT {_FRAGMENT_COLUMNS} FROM {self._frags}
-                WHERE src = ANY($1::text[]) OR (kind = 'relation' AND tgt = ANY($1::text[]))
+                WHERE {condition}
                 ORDER BY seq, pos, chunk_id""",
             wanted,
         )
