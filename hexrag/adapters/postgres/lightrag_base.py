@@ -7,10 +7,12 @@ See :mod:`hexrag.adapters.postgres.lightrag_layout` for the layout itself.
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.domain.errors import ConfigurationError
+from hexrag.ports.scan import check_scan_limit
 
 if TYPE_CHECKING:
     import asyncpg
@@ -46,3 +48,30 @@ class _LightRAGPg(PgAdapter):
         """LightRAG's workspace (the ``workspace`` column)."""
         return self._workspace
 
+    async def _delete_workspace_ids(self, table: str, ids: Sequence[str]) -> None:
+        """Delete this workspace's rows of ``table`` whose ``id`` is in ``ids`` (one
+        statement; none for no ids)."""
+        wanted = list(dict.fromkeys(ids))
+        if wanted:
+            await self._execute(
+                f"deleting from {table}",
+                f"DELETE FROM {table} WHERE workspace = $1 AND id = ANY($2::text[])",
+                self._workspace,
+                wanted,
+            )
+
+    async def _scan_workspace(
+        self, table: str, columns: str, cursor: str | None, limit: int
+    ) -> list[Any]:
+        """One scan page of this workspace's rows of ``table``: ``columns`` of at most
+        ``limit`` rows by id, after the id ``cursor`` (``None``: from the start)."""
+        check_scan_limit(limit)
+        return await self._fetch(
+            f"scanning {table}",
+            f"""SELECT {columns} FROM {table}
+                WHERE workspace = $1 AND ($2::text IS NULL OR id > $2::text)
+                ORDER BY id LIMIT $3""",
+            self._workspace,
+            cursor,
+            limit,
+        )

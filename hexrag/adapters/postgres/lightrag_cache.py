@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg
-from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 if TYPE_CHECKING:
     import asyncpg
@@ -99,14 +99,7 @@ class LightRAGPgCache(_LightRAGPg):
 
     async def delete_many(self, keys: Sequence[str]) -> None:
         """Remove keys; unknown keys are ignored."""
-        wanted = list(dict.fromkeys(keys))
-        if wanted:
-            await self._execute(
-                "deleting from lightrag_llm_cache",
-                "DELETE FROM lightrag_llm_cache WHERE workspace = $1 AND id = ANY($2::text[])",
-                self._workspace,
-                wanted,
-            )
+        await self._delete_workspace_ids("lightrag_llm_cache", keys)
 
     async def clear(self) -> None:
         """Remove every entry of this workspace."""
@@ -120,16 +113,7 @@ class LightRAGPgCache(_LightRAGPg):
         self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
     ) -> Page[tuple[str, dict[str, Any]]]:
         """A page of ``(key, entry)`` by key."""
-        check_scan_limit(limit)
-        rows = await self._fetch(
-            "scanning lightrag_llm_cache",
-            f"""SELECT {_CACHE_COLUMNS} FROM lightrag_llm_cache
-                WHERE workspace = $1 AND ($2::text IS NULL OR id > $2::text)
-                ORDER BY id LIMIT $3""",
-            self._workspace,
-            cursor,
-            limit,
-        )
+        rows = await self._scan_workspace("lightrag_llm_cache", _CACHE_COLUMNS, cursor, limit)
         items = [(r["id"], self._entry(r)) for r in rows]
         return Page(items, items[-1][0] if len(items) == limit else None)
 

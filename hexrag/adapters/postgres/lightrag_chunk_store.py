@@ -14,7 +14,7 @@ from hexrag.adapters.postgres.lightrag_base import _LightRAGPg, _timestamp
 from hexrag.adapters.postgres.lightrag_rows import CHUNK_COLUMNS, chunk_from_row
 from hexrag.domain.records import Chunk
 from hexrag.ports.chunk_store import ChunkStoreTraits
-from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 if TYPE_CHECKING:
     import asyncpg
@@ -93,16 +93,7 @@ class LightRAGPgChunkStore(_LightRAGPg):
         self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
     ) -> Page[Chunk]:
         """A page of chunks by id."""
-        check_scan_limit(limit)
-        rows = await self._fetch(
-            "scanning lightrag_doc_chunks",
-            f"""SELECT {CHUNK_COLUMNS} FROM lightrag_doc_chunks
-                WHERE workspace = $1 AND ($2::text IS NULL OR id > $2::text)
-                ORDER BY id LIMIT $3""",
-            self._workspace,
-            cursor,
-            limit,
-        )
+        rows = await self._scan_workspace("lightrag_doc_chunks", CHUNK_COLUMNS, cursor, limit)
         items = [chunk_from_row(r) for r in rows]
         return Page(items, items[-1].id if len(items) == limit else None)
 
@@ -143,14 +134,7 @@ class LightRAGPgChunkStore(_LightRAGPg):
 
     async def delete_chunks(self, ids: Sequence[str]) -> None:
         """Remove chunks of this workspace by id; unknown ids are ignored."""
-        wanted = list(dict.fromkeys(ids))
-        if wanted:
-            await self._execute(
-                "deleting from lightrag_doc_chunks",
-                "DELETE FROM lightrag_doc_chunks WHERE workspace = $1 AND id = ANY($2::text[])",
-                self._workspace,
-                wanted,
-            )
+        await self._delete_workspace_ids("lightrag_doc_chunks", ids)
 
 
 

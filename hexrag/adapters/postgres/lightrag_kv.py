@@ -39,7 +39,7 @@ from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg
 from hexrag.domain.errors import ConfigurationError
 from hexrag.ports.cache import KV_NAMESPACES
-from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 if TYPE_CHECKING:
     import asyncpg
@@ -240,13 +240,7 @@ class LightRAGPgKV(_LightRAGPg):
 
     async def delete_many(self, keys: Sequence[str]) -> None:
         """Remove keys; unknown keys are ignored."""
-        wanted = list(dict.fromkeys(keys))
-        if wanted:
-            await self._execute(
-                f"deleting from {self._table}",
-                f"DELETE FROM {self._table} WHERE workspace = $1 AND id = ANY($2::text[])",
-                self._workspace, wanted,
-            )
+        await self._delete_workspace_ids(self._table, keys)
 
     async def clear(self) -> None:
         """Remove every row of this workspace."""
@@ -257,13 +251,6 @@ class LightRAGPgKV(_LightRAGPg):
         self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
     ) -> Page[tuple[str, dict[str, Any]]]:
         """A page of ``(key, record)`` by key."""
-        check_scan_limit(limit)
-        rows = await self._fetch(
-            f"scanning {self._table}",
-            f"""SELECT {self._columns} FROM {self._table}
-                WHERE workspace = $1 AND ($2::text IS NULL OR id > $2::text)
-                ORDER BY id LIMIT $3""",
-            self._workspace, cursor, limit,
-        )
+        rows = await self._scan_workspace(self._table, self._columns, cursor, limit)
         items = [(r["id"], self._entry(r)) for r in rows]
         return Page(items, items[-1][0] if len(items) == limit else None)
