@@ -21,19 +21,9 @@ from collections.abc import Sequence
 from itertools import chain
 from typing import Any
 
-import numpy as np
-
-from hexrag.core.query.chunks import (
-    Picking,
-    _Candidates,
-    _dedup_and_sort,
-    _item,
-    _pick,
-)
+from hexrag.core.query.chunks import Picking, _entity_picks, _item, _source_lists
 from hexrag.core.query.merge import round_robin
-from hexrag.core.query.pick import score_ids
 from hexrag.core.query.run import ChunkItem, EntityItem, QueryRun, RelationItem
-from hexrag.core.query.source_ids import split_lightrag
 from hexrag.domain.records import Chunk
 from hexrag.ports import VectorIndex
 from hexrag.ports.chunk_presence import ChunksWithPresence
@@ -98,36 +88,10 @@ async def recover_chunk_head(
     assert run.scope is None and head > 0
     stats = run.stats
     stats.chunk_pick_method = picking.method
-    ent_lists = [
-        ids
-        for e in entities
-        if e.entity.source_id and (ids := split_lightrag(e.entity.source_id, run.memo))
-    ]
-    rel_raw = [
-        ids
-        for r in relations
-        if r.relation.source_id and (ids := split_lightrag(r.relation.source_id, run.memo))
-    ]
-    cand = _Candidates(ent_lists, rel_raw)
-    qv = run.query_vector
-    if picking.method == "VECTOR" and qv is not None and cand.ids:
-        cand.scores = await score_ids(chunk_index, cand.ids, qv)
-    n_codes = len(cand.ids)
-    ent_selected: list[str] = []
-    if ent_lists:
-        codes, owner = _dedup_and_sort(*cand.ent, n_codes)
-        ent_selected = _pick(run, cand, codes, owner, len(ent_lists), True, picking)
-
-    def pick_relations(taken_ids: Sequence[str]) -> list[str]:
-        if not rel_raw:
-            return []
-        taken = np.zeros(n_codes, dtype=bool)
-        taken[[cand.code[cid] for cid in taken_ids]] = True
-        codes, owner = _dedup_and_sort(*cand.rel, n_codes, skip=taken)
-        if not len(codes):
-            return []
-        return _pick(run, cand, codes, owner, len(rel_raw), False, picking)
-
+    ent_lists, rel_raw = _source_lists(run, entities, relations)
+    ent_selected, pick_relations = await _entity_picks(
+        chunk_index, run, ent_lists, rel_raw, picking
+    )
     ent_unique = list(dict.fromkeys(ent_selected))
     fallbacks = stats.chunk_pick_fallbacks
     base = list(stats.missing_chunk_ids)

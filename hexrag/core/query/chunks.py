@@ -6,7 +6,7 @@ when its own stored metadata proves it is in scope.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -196,21 +196,10 @@ class Picking:
     prefetch_vector_chunks: bool = False
 
 
-async def recover_chunks(
-    chunk_index: VectorIndex,
-    run: QueryRun,
-    entities: list[EntityItem],
-    relations: list[RelationItem],
-    vector_chunks: list[dict[str, Any]],
-    picking: Picking,
-) -> list[ChunkItem]:
-    """Entity chunks, relation chunks and vector chunks, round-robin merged (vector first).
-
-    ``chunk_index`` scores candidates for VECTOR picking (one call). LightRAG's rules are
-    stated plainly in :mod:`hexrag.core.reference.reference`; this is their fast form.
-    """
-    run.stats.chunk_pick_method = picking.method
-
+def _source_lists(
+    run: QueryRun, entities: list[EntityItem], relations: list[RelationItem]
+) -> tuple[list[list[str]], list[list[str]]]:
+    """The non-empty chunk-id lists (``source_id`` split) of the entities and the relations."""
     ent_lists = [
         ids
         for e in entities
@@ -221,22 +210,25 @@ async def recover_chunks(
         for r in relations
         if r.relation.source_id and (ids := split_lightrag(r.relation.source_id, run.memo))
     ]
-    if run.scope is not None:
-        # one chunk-store call for every candidate the guard must see (vector chunks included)
-        await run.fetcher.prefetch(
-            [c for ids in ent_lists + rel_raw for c in ids] + [v["chunk_id"] for v in vector_chunks]
-        )
-        ent_lists = await _in_scope_lists(run, ent_lists)
-        rel_raw = await _in_scope_lists(run, rel_raw)
+    return ent_lists, rel_raw
+
+
+async def _entity_picks(
+    chunk_index: VectorIndex,
+    run: QueryRun,
+    ent_lists: list[list[str]],
+    rel_raw: list[list[str]],
+    picking: Picking,
+) -> tuple[list[str], Callable[[Sequence[str]], list[str]]]:
+    """The entity chunk pick, and the relation pick as a function of the chunk ids it skips.
+
+    Candidates are scored once (VECTOR picking) for both passes.
+    """
     cand = _Candidates(ent_lists, rel_raw)
     qv = run.query_vector
     if picking.method == "VECTOR" and qv is not None and cand.ids:
         # one scoring call for both passes
         cand.scores = await score_ids(chunk_index, cand.ids, qv)
-
-    later: list[str] = []
-    if vector_chunks and (run.scope is not None or picking.prefetch_vector_chunks):
-        later = [v["chunk_id"] for v in vector_chunks]
 
     n_codes = len(cand.ids)
     ent_selected: list[str] = []
@@ -253,6 +245,40 @@ async def recover_chunks(
         if not len(codes):
             return []
         return _pick(run, cand, codes, owner, len(rel_raw), False, picking)
+
+    return ent_selected, pick_relations
+
+
+async def recover_chunks(
+    chunk_index: VectorIndex,
+    run: QueryRun,
+    entities: list[EntityItem],
+    relations: list[RelationItem],
+    vector_chunks: list[dict[str, Any]],
+    picking: Picking,
+) -> list[ChunkItem]:
+    """Entity chunks, relation chunks and vector chunks, round-robin merged (vector first).
+
+    ``chunk_index`` scores candidates for VECTOR picking (one call). LightRAG's rules are
+    stated plainly in :mod:`hexrag.core.reference.reference`; this is their fast form.
+    """
+    run.stats.chunk_pick_method = picking.method
+
+    ent_lists, rel_raw = _source_lists(run, entities, relations)
+    if run.scope is not None:
+        # one chunk-store call for every candidate the guard must see (vector chunks included)
+        await run.fetcher.prefetch(
+            [c for ids in ent_lists + rel_raw for c in ids] + [v["chunk_id"] for v in vector_chunks]
+        )
+        ent_lists = await _in_scope_lists(run, ent_lists)
+        rel_raw = await _in_scope_lists(run, rel_raw)
+    ent_selected, pick_relations = await _entity_picks(
+        chunk_index, run, ent_lists, rel_raw, picking
+    )
+
+    later: list[str] = []
+    if vector_chunks and (run.scope is not None or picking.prefetch_vector_chunks):
+        later = [v["chunk_id"] for v in vector_chunks]
 
     # The relation pick skips the entity chunks that were found: picked first on the
     # assumption that every entity chunk is found, so both are fetched in one chunk-store
