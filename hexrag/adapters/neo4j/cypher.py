@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from hexrag.domain.errors import ConfigurationError
@@ -411,15 +411,8 @@ SET r += row.props""",
     "write",
 )
 
-LR_DELETE_NODES = Statement(
-    "lr_delete_nodes",
-    """\
-UNWIND $names AS name
-MATCH (n:<LABEL> {entity_id: name})
-DETACH DELETE n""",
-    ("names",),
-    "write",
-)
+# LightRAG deletes nodes exactly as hexrag's layout does (DETACH DELETE by entity_id).
+LR_DELETE_NODES = replace(DELETE_NODES, name="lr_delete_nodes")
 
 # $pairs: [{a, b}]; either orientation (the relationship is undirected in LightRAG's use).
 LR_DELETE_PAIRS = Statement(
