@@ -146,6 +146,62 @@ def _vector_content(text: str, tokenizer: Tokenizer, limit: int | None) -> str:
     return text[: truncate_by_token_limit(tokenizer, text, int(limit))]
 
 
+@dataclass(frozen=True, slots=True)
+class _Sources:
+    """A merge's chunk ids under LightRAG's source-id limit (entities and relations alike)."""
+
+    full_ids: list[str]
+    source_ids: list[str]
+    fragments: Sequence[Mapping[str, Any]]
+    keep: bool
+    saturated: bool
+
+    @property
+    def tracked(self) -> list[str] | None:
+        """The full id list for the tracking row (``None`` when empty)."""
+        return self.full_ids if self.full_ids else None
+
+    @property
+    def truncation(self) -> str:
+        """LightRAG's truncation note (empty when no id was cut)."""
+        if len(self.source_ids) < len(self.full_ids):
+            if not self.keep:
+                return f"FIFO {len(self.source_ids)}/{len(self.full_ids)}"
+            return "KEEP Old"
+        return ""
+
+
+def _limit_sources(
+    fragments: Sequence[Mapping[str, Any]],
+    tracking: Mapping[str, Any] | None,
+    stored_ids: list[str],
+    limit: int,
+    method: str,
+    *,
+    excluded: frozenset[str] = frozenset(),
+) -> _Sources:
+    """The existing ids (the tracking row's, else the stored ones, minus ``excluded``) merged
+    with the fragments' and cut to ``limit``; under KEEP, the fragments whose new id was cut
+    are dropped, and ``saturated`` says the limit was already reached with nothing left."""
+    new_ids = [dp["source_id"] for dp in fragments if dp.get("source_id")]
+    has_row = isinstance(tracking, Mapping) and isinstance(tracking.get("chunk_ids"), list)
+    existing = tracking["chunk_ids"] if has_row and tracking is not None else stored_ids
+    existing_full = [c for c in existing if c and c not in excluded]
+    full_ids = merge_source_ids(existing_full, new_ids)
+    source_ids = _limit(full_ids, limit, method)
+    keep = method.upper() != "FIFO"
+    saturated = False
+    if keep:
+        allowed = set(source_ids)
+        fragments = [
+            dp for dp in fragments
+            if not (dp.get("source_id") and dp["source_id"] not in allowed
+                    and dp["source_id"] not in existing_full)
+        ]
+        saturated = len(existing_full) >= limit and not fragments
+    return _Sources(full_ids, source_ids, fragments, keep, saturated)
+
+
 async def merge_entity(
     name: str,
     fragments: Sequence[Mapping[str, Any]],
@@ -177,28 +233,14 @@ async def merge_entity(
         desc = (stored.get("description") or "").strip()
         if desc:
             stored_descs.extend(desc.split(GRAPH_FIELD_SEP))
-    new_ids = [dp["source_id"] for dp in fragments if dp.get("source_id")]
-    has_row = isinstance(tracking, Mapping) and isinstance(tracking.get("chunk_ids"), list)
-    if has_row:
-        assert tracking is not None
-        existing_full = [c for c in tracking["chunk_ids"] if c]
-    else:
-        existing_full = [c for c in stored_ids if c]
-    full_ids = merge_source_ids(existing_full, new_ids)
-    tracked = full_ids if full_ids else None
-    source_ids = _limit(full_ids, settings.max_source_ids, settings.limit_method)
-    keep = settings.limit_method.upper() != "FIFO"
-    if keep:
-        allowed = set(source_ids)
-        fragments = [
-            dp for dp in fragments
-            if not (dp.get("source_id") and dp["source_id"] not in allowed
-                    and dp["source_id"] not in existing_full)
-        ]
-        if len(existing_full) >= settings.max_source_ids and not fragments:
-            if not stored:
-                raise ValueError(f"Internal Error: already_node missing for `{name}`")
-            return MergedEntity(dict(stored), None, tracked, changed=False)
+    sources = _limit_sources(fragments, tracking, stored_ids, settings.max_source_ids,
+                             settings.limit_method)
+    fragments, source_ids = sources.fragments, sources.source_ids
+    tracked = sources.tracked
+    if sources.saturated:
+        if not stored:
+            raise ValueError(f"Internal Error: already_node missing for `{name}`")
+        return MergedEntity(dict(stored), None, tracked, changed=False)
     counts = Counter([dp["entity_type"] for dp in fragments] + stored_types)
     entity_type = sorted(counts.items(), key=lambda x: x[1], reverse=True)[0][0]
     unique: dict[str, Mapping[str, Any]] = {}
@@ -217,11 +259,7 @@ async def merge_entity(
         tokenizer=tokenizer, limits=settings.summary, summarize=summarize,
     )
     file_path = _file_paths(stored_paths, fragments, settings)
-    truncation = ""
-    if len(source_ids) < len(full_ids):
-        truncation = (
-            f"FIFO {len(source_ids)}/{len(full_ids)}" if not keep else "KEEP Old"
-        )
+    truncation = sources.truncation
     source_id = GRAPH_FIELD_SEP.join(source_ids)
     node = {
         "entity_id": name,
@@ -350,28 +388,15 @@ async def merge_relation(
             stored_descs.extend(stored["description"].split(GRAPH_FIELD_SEP))
         if stored.get("keywords") is not None:
             stored_keywords.extend(split_by_markers(stored["keywords"], [GRAPH_FIELD_SEP]))
-    new_ids = [dp["source_id"] for dp in fragments if dp.get("source_id")]
-    has_row = isinstance(tracking, Mapping) and isinstance(tracking.get("chunk_ids"), list)
-    if has_row:
-        assert tracking is not None
-        existing_full = [c for c in tracking["chunk_ids"] if c and c not in NO_EVIDENCE]
-    else:
-        existing_full = [c for c in stored_ids if c and c not in NO_EVIDENCE]
-    full_ids = merge_source_ids(existing_full, new_ids)
-    tracked = full_ids if full_ids else None
-    source_ids = _limit(full_ids, settings.max_source_ids_relation, settings.limit_method)
-    keep = settings.limit_method.upper() != "FIFO"
-    if keep:
-        allowed = set(source_ids)
-        fragments = [
-            dp for dp in fragments
-            if not (dp.get("source_id") and dp["source_id"] not in allowed
-                    and dp["source_id"] not in existing_full)
-        ]
-        if len(existing_full) >= settings.max_source_ids_relation and not fragments:
-            if not stored:
-                raise ValueError(f"Internal Error: already_node missing for `{src}`~`{tgt}`")
-            return MergedRelation(None, None, [], tracked, [])
+    sources = _limit_sources(fragments, tracking, stored_ids,
+                             settings.max_source_ids_relation, settings.limit_method,
+                             excluded=NO_EVIDENCE)
+    fragments, full_ids, source_ids = sources.fragments, sources.full_ids, sources.source_ids
+    tracked = sources.tracked
+    if sources.saturated:
+        if not stored:
+            raise ValueError(f"Internal Error: already_node missing for `{src}`~`{tgt}`")
+        return MergedRelation(None, None, [], tracked, [])
     source_id = GRAPH_FIELD_SEP.join(source_ids)
     seen_sources = set(stored_ids)
     weight = sum(
@@ -404,9 +429,7 @@ async def merge_relation(
         tokenizer=tokenizer, limits=settings.summary, summarize=summarize,
     )
     file_path = _file_paths(stored_paths, fragments, settings)
-    truncation = ""
-    if len(source_ids) < len(full_ids):
-        truncation = f"FIFO {len(source_ids)}/{len(full_ids)}" if not keep else "KEEP Old"
+    truncation = sources.truncation
     updates = [
         _endpoint(name, *endpoints.get(name, (None, None)), description=description,
                   source_id=source_id, source_ids=source_ids, full_ids=full_ids,
