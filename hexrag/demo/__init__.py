@@ -16,6 +16,7 @@ from hexrag.adapters.memory import HashingEmbedder
 from hexrag.bootstrap import App
 from hexrag.core.ingest.ids import entity_id, mdhash_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, Relation, VectorRecord
+from hexrag.ports import VectorIndex
 
 __all__ = [
     "DEFAULT_QUESTION",
@@ -49,6 +50,19 @@ async def _open(dim: int, settings: EngineSettings | None) -> tuple[App, Hashing
     return app, embedder
 
 
+async def _embed_into(
+    index: VectorIndex, embedder: HashingEmbedder, texts: list[str],
+    fields: list[dict[str, Any]],
+) -> None:
+    """Embed ``texts`` and upsert one :class:`VectorRecord` per text (its ``content``) with
+    the matching ``fields``."""
+    vecs = await embedder.embed(texts)
+    await index.upsert([
+        VectorRecord(vector=v, content=text, **f)
+        for text, v, f in zip(texts, vecs, fields, strict=True)
+    ])
+
+
 async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None = None) -> App:
     """Load the demo knowledge base into a memory stack (:func:`hexrag.bootstrap.open`)
     with an engine over it."""
@@ -70,23 +84,12 @@ async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None =
         for c in kb["chunks"]
     ]
     await chunk_store.upsert_chunks(chunks)
-    vecs = await embedder.embed([c.content for c in chunks])
-    await chunk_index.upsert(
-        [
-            VectorRecord(
-                id=c.id,
-                vector=v,
-                content=c.content,
-                file_path=c.file_path,
-                full_doc_id=c.full_doc_id,
-                metadata={
-                    "product_id": c.metadata["product_id"],
-                    "category_id": c.metadata["category_id"],
-                },
-            )
-            for c, v in zip(chunks, vecs, strict=True)
-        ]
-    )
+    await _embed_into(chunk_index, embedder, [c.content for c in chunks], [
+        {"id": c.id, "file_path": c.file_path, "full_doc_id": c.full_doc_id,
+         "metadata": {"product_id": c.metadata["product_id"],
+                      "category_id": c.metadata["category_id"]}}
+        for c in chunks
+    ])
 
     ents = [
         Entity(
@@ -101,21 +104,11 @@ async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None =
     ]
     await graph.upsert_nodes(ents)
     contents = [f"{e.name}\n{e.description}" for e in ents]
-    vecs = await embedder.embed(contents)
-    await entities.upsert(
-        [
-            VectorRecord(
-                id=entity_id(e.name),
-                vector=v,
-                entity_name=e.name,
-                content=text,
-                source_id=e.source_id,
-                file_path=e.file_path,
-                created_at=e.created_at,
-            )
-            for e, v, text in zip(ents, vecs, contents, strict=True)
-        ]
-    )
+    await _embed_into(entities, embedder, contents, [
+        {"id": entity_id(e.name), "entity_name": e.name, "source_id": e.source_id,
+         "file_path": e.file_path, "created_at": e.created_at}
+        for e in ents
+    ])
 
     rels: list[Relation] = []
     seen_pairs: dict[tuple[str, str], int] = {}
@@ -140,22 +133,11 @@ async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None =
     await graph.upsert_edges(rels)
     # One vector per relation, as a PostgreSQL vector table keeps it (seed 001).
     rel_texts = [f"{r.keywords}\t{r.src_id}\n{r.tgt_id}\n{r.description}" for r in rels]
-    vecs = await embedder.embed(rel_texts)
-    await relationships.upsert(
-        [
-            VectorRecord(
-                id=r.id,
-                vector=v,
-                src_id=r.src_id,
-                tgt_id=r.tgt_id,
-                content=text,
-                source_id=r.source_id,
-                file_path=r.file_path,
-                created_at=r.created_at,
-            )
-            for r, v, text in zip(rels, vecs, rel_texts, strict=True)
-        ]
-    )
+    await _embed_into(relationships, embedder, rel_texts, [
+        {"id": r.id, "src_id": r.src_id, "tgt_id": r.tgt_id, "source_id": r.source_id,
+         "file_path": r.file_path, "created_at": r.created_at}
+        for r in rels
+    ])
     return app
 
 
