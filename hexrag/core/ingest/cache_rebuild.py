@@ -34,9 +34,9 @@ from typing import Any
 
 from hexrag.core.ingest.extraction import parse_extraction
 from hexrag.core.ingest.ids import entity_id, mdhash_id
-from hexrag.core.ingest.merging import NO_EVIDENCE, MergeSettings
+from hexrag.core.ingest.merging import NO_EVIDENCE, MergeSettings, _vector_content
 from hexrag.core.ingest.summary import merge_descriptions
-from hexrag.core.tokenizer import Tokenizer, truncate_by_token_limit
+from hexrag.core.tokenizer import Tokenizer
 from hexrag.domain.records import GRAPH_FIELD_SEP
 
 __all__ = [
@@ -123,12 +123,6 @@ def _file_paths(paths: list[str], settings: MergeSettings) -> list[str]:
     return paths
 
 
-def _content(text: str, tokenizer: Tokenizer, limit: int | None) -> str:
-    if not text or limit is None or int(limit) <= 0:
-        return text
-    return text[: truncate_by_token_limit(tokenizer, text, int(limit))]
-
-
 async def rebuild_entity(
     name: str,
     current: Mapping[str, Any],
@@ -187,7 +181,7 @@ async def rebuild_entity(
     }
     vector = {
         "id": entity_id(name), "entity_name": name, "entity_type": entity_type,
-        "content": _content(f"{name}\n{description}", tokenizer,
+        "content": _vector_content(f"{name}\n{description}", tokenizer,
                             settings.embedding_token_limit),
         "source_id": node["source_id"], "file_path": node["file_path"],
     }
@@ -255,7 +249,7 @@ async def rebuild_relation(
     rid, reverse = mdhash_id(a + b, "rel-"), mdhash_id(b + a, "rel-")
     vector = {
         "id": rid, "src_id": a, "tgt_id": b, "source_id": edge["source_id"],
-        "content": _content(f"{combined}\t{a}\n{b}\n{description}", tokenizer,
+        "content": _vector_content(f"{combined}\t{a}\n{b}\n{description}", tokenizer,
                             settings.embedding_token_limit),
         "keywords": combined, "description": description, "weight": weight,
         "file_path": edge["file_path"],
