@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Container, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from hexrag.core.query.run import EntityItem, QueryRun, RelationItem
 from hexrag.core.query.source_ids import join_source_ids, split_lightrag
@@ -69,6 +69,29 @@ def in_scope_source_id(value: Any, in_scope: Container[str]) -> str | None:
     return join_source_ids(kept) if len(kept) != len(ids) else None
 
 
+_Item = TypeVar("_Item", EntityItem, RelationItem)
+
+
+def _narrow_items(
+    items: list[_Item], field: str, in_scope: Container[str]
+) -> tuple[list[_Item], int]:
+    """``items`` with their record (attribute ``field``) narrowed to in-scope ``source_id`` s,
+    and how many changed."""
+    changed = 0
+    out: list[_Item] = []
+    for item in items:
+        record = getattr(item, field)
+        narrowed = in_scope_source_id(record.source_id, in_scope)
+        if narrowed is None:
+            out.append(item)
+            continue
+        changed += 1
+        out.append(dataclasses.replace(
+            item, **{field: dataclasses.replace(record, source_id=narrowed)}
+        ))
+    return out, changed
+
+
 async def narrow_source_ids(
     run: QueryRun, entities: list[EntityItem], relations: list[RelationItem]
 ) -> tuple[list[EntityItem], list[RelationItem], int]:
@@ -85,25 +108,9 @@ async def narrow_source_ids(
     known = run.fetcher.known
     in_scope = {cid for cid in candidates
                 if (c := known(cid)) is not None and chunk_in_scope(scope, c)}
-    changed = 0
-    out_e: list[EntityItem] = []
-    for item in entities:
-        narrowed = in_scope_source_id(item.entity.source_id, in_scope)
-        if narrowed is None:
-            out_e.append(item)
-            continue
-        changed += 1
-        entity = dataclasses.replace(item.entity, source_id=narrowed)
-        out_e.append(dataclasses.replace(item, entity=entity))
-    out_r: list[RelationItem] = []
-    for rel in relations:
-        narrowed = in_scope_source_id(rel.relation.source_id, in_scope)
-        if narrowed is None:
-            out_r.append(rel)
-            continue
-        changed += 1
-        relation = dataclasses.replace(rel.relation, source_id=narrowed)
-        out_r.append(dataclasses.replace(rel, relation=relation))
+    out_e, changed_e = _narrow_items(entities, "entity", in_scope)
+    out_r, changed_r = _narrow_items(relations, "relation", in_scope)
+    changed = changed_e + changed_r
     return out_e, out_r, changed
 
 
