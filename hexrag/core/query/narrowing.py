@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hexrag.core.ingest.extraction import sanitize_text_for_encoding
+from hexrag.core.query.item_records import replace_records
 from hexrag.core.query.run import EntityItem, RelationItem
 from hexrag.core.scope import record_sources, sources_verdict
 from hexrag.domain.documents import Fragment
@@ -112,25 +113,13 @@ def narrow_items(
 ) -> tuple[list[EntityItem], list[RelationItem], int]:
     """Stage 1's entities and relations with in-scope descriptions, and how many changed."""
     owners = _owners(fragments)
-    changed = 0
-    out_e: list[EntityItem] = []
-    for item in entities:
-        n = narrowed(scope, owners.get(item.name, []))
-        if n is None:
-            out_e.append(item)
-            continue
-        changed += 1
-        entity = dataclasses.replace(item.entity, description=n.description,
-                                     file_path=n.file_path)
-        out_e.append(dataclasses.replace(item, entity=entity))
-    out_r: list[RelationItem] = []
-    for rel in relations:
-        n = narrowed(scope, owners.get(rel.relation.pair, []))
-        if n is None:
-            out_r.append(rel)
-            continue
-        changed += 1
-        relation = dataclasses.replace(rel.relation, description=n.description,
-                                       file_path=n.file_path)
-        out_r.append(dataclasses.replace(rel, relation=relation))
+    def description_change(owner: Any) -> dict[str, Any] | None:
+        n = narrowed(scope, owners.get(owner, []))
+        return None if n is None else {"description": n.description, "file_path": n.file_path}
+
+    out_e, changed_e = replace_records(entities, "entity", lambda e: description_change(e.name))
+    out_r, changed_r = replace_records(
+        relations, "relation", lambda r: description_change(r.relation.pair)
+    )
+    changed = changed_e + changed_r
     return out_e, out_r, changed

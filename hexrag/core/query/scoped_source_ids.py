@@ -21,10 +21,10 @@ touched: the engine calls it only under a scope.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Container, Iterable
-from typing import Any, TypeVar
+from typing import Any
 
+from hexrag.core.query.item_records import replace_records
 from hexrag.core.query.run import EntityItem, QueryRun, RelationItem
 from hexrag.core.query.source_ids import join_source_ids, split_lightrag
 from hexrag.core.scope import chunk_in_scope
@@ -69,29 +69,6 @@ def in_scope_source_id(value: Any, in_scope: Container[str]) -> str | None:
     return join_source_ids(kept) if len(kept) != len(ids) else None
 
 
-_Item = TypeVar("_Item", EntityItem, RelationItem)
-
-
-def _narrow_items(
-    items: list[_Item], field: str, in_scope: Container[str]
-) -> tuple[list[_Item], int]:
-    """``items`` with their record (attribute ``field``) narrowed to in-scope ``source_id`` s,
-    and how many changed."""
-    changed = 0
-    out: list[_Item] = []
-    for item in items:
-        record = getattr(item, field)
-        narrowed = in_scope_source_id(record.source_id, in_scope)
-        if narrowed is None:
-            out.append(item)
-            continue
-        changed += 1
-        out.append(dataclasses.replace(
-            item, **{field: dataclasses.replace(record, source_id=narrowed)}
-        ))
-    return out, changed
-
-
 async def narrow_source_ids(
     run: QueryRun, entities: list[EntityItem], relations: list[RelationItem]
 ) -> tuple[list[EntityItem], list[RelationItem], int]:
@@ -108,8 +85,14 @@ async def narrow_source_ids(
     known = run.fetcher.known
     in_scope = {cid for cid in candidates
                 if (c := known(cid)) is not None and chunk_in_scope(scope, c)}
-    out_e, changed_e = _narrow_items(entities, "entity", in_scope)
-    out_r, changed_r = _narrow_items(relations, "relation", in_scope)
+    def source_id_change(record: Any) -> dict[str, Any] | None:
+        narrowed = in_scope_source_id(record.source_id, in_scope)
+        return None if narrowed is None else {"source_id": narrowed}
+
+    out_e, changed_e = replace_records(entities, "entity", lambda e: source_id_change(e.entity))
+    out_r, changed_r = replace_records(
+        relations, "relation", lambda r: source_id_change(r.relation)
+    )
     changed = changed_e + changed_r
     return out_e, out_r, changed
 
