@@ -53,12 +53,18 @@ def _node_props(entity: Entity) -> dict[str, Any]:
         k: v for k, v in dict(entity.properties).items() if k not in _RESERVED
     }
     props["entity_id"] = entity.name
-    for key in ("entity_type", "description", "file_path", "created_at"):
-        value = getattr(entity, key)
+    return _with_fields(props, entity, ("entity_type", "description", "file_path", "created_at"))
+
+
+def _with_fields(props: dict[str, Any], record: Entity | Relation,
+                 keys: tuple[str, ...]) -> dict[str, Any]:
+    """``props`` with the record's set ``keys`` and its ``source_id`` (``<SEP>``-joined)."""
+    for key in keys:
+        value = getattr(record, key)
         if value is not None:
             props[key] = value
-    if entity.source_id is not None:
-        props["source_id"] = _joined(entity.source_id)
+    if record.source_id is not None:
+        props["source_id"] = _joined(record.source_id)
     return props
 
 
@@ -69,14 +75,8 @@ def _joined(source_id: Any) -> str:
 
 
 def _edge_props(rel: Relation) -> dict[str, Any]:
-    props: dict[str, Any] = dict(rel.properties)
-    for key in ("description", "keywords", "weight", "file_path", "created_at"):
-        value = getattr(rel, key)
-        if value is not None:
-            props[key] = value
-    if rel.source_id is not None:
-        props["source_id"] = _joined(rel.source_id)
-    return props
+    return _with_fields(dict(rel.properties), rel,
+                        ("description", "keywords", "weight", "file_path", "created_at"))
 
 
 class LightRAGNeo4jLayout(Neo4jLayout):
