@@ -26,6 +26,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from hexrag.adapters._lightrag_chunk_record import chunk_record
 from hexrag.adapters.redis._base import RedisNamespace
 from hexrag.adapters.redis._fastjson import fast_decode_object
 from hexrag.adapters.redis._scan import scan_page
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
 __all__ = ["LightRAGRedisCache", "LightRAGRedisChunkStore", "lightrag_key_prefix"]
 
 _WORKSPACE_RE = re.compile(r"^[A-Za-z0-9_]*$")
-_CHUNK_ORDER = ("tokens", "content", "chunk_order_index", "full_doc_id", "file_path")
 _STAMPS = frozenset({"_id", "create_time", "update_time"})
 #: ``RedisKVStorage.upsert`` stamps ``_id`` and the times (and ``llm_cache_list`` into a chunk).
 _CHUNK_TRAITS = ChunkStoreTraits(stamped_keys=_STAMPS | {"llm_cache_list"})
@@ -134,12 +134,7 @@ class LightRAGRedisChunkStore(RedisChunks, _LightRAGRedis):
         """Write chunks as LightRAG's records (one ``MGET`` for the times, one ``MSET``)."""
         records: dict[str, dict[str, Any]] = {}
         for c in chunks:
-            out: dict[str, Any] = {}
-            for key in _CHUNK_ORDER:
-                value = getattr(c, key)
-                if value is not None:
-                    out[key] = value
-            out.update(c.metadata)
+            out = chunk_record(c)
             out.setdefault("llm_cache_list", [])
             records[c.id] = out
         await self._stamped(records, "upsert_chunks")

@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from hexrag.adapters._lightrag_chunk_record import chunk_record
 from hexrag.core.ingest.ids import relation_id
 from hexrag.core.query.source_ids import join_source_ids
 from hexrag.domain.records import Chunk, Entity, Relation, VectorRecord
@@ -229,9 +230,6 @@ def relation_ids_for_edges(edges: list[tuple[str, str, dict[str, Any]]]) -> list
 # KV stores
 # ----------------------------------------------------------------------------------------
 
-_CHUNK_ORDER = ("tokens", "content", "chunk_order_index", "full_doc_id", "file_path")
-
-
 def chunk_from_kv(chunk_id: str, value: Mapping[str, Any]) -> Chunk:
     """A ``kv_store_text_chunks.json`` record -> :class:`Chunk`.
 
@@ -255,13 +253,7 @@ def chunk_from_kv(chunk_id: str, value: Mapping[str, Any]) -> Chunk:
 
 def chunk_to_kv(chunk: Chunk) -> dict[str, Any]:
     """:class:`Chunk` -> ``kv_store_text_chunks.json`` record (LightRAG's key order)."""
-    out: dict[str, Any] = {}
-    for key in _CHUNK_ORDER:
-        value = getattr(chunk, key)
-        if value is not None:
-            out[key] = value
-    out.update(chunk.metadata)
-    return out
+    return chunk_record(chunk)
 
 
 def migrate_legacy_cache(data: dict[str, Any]) -> dict[str, Any]:
