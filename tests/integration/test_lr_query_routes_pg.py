@@ -9,7 +9,9 @@ stand-in model. It is then restarted on those tables (as the working-directory p
 files afresh), and ``hexrag serve --config`` reads the same tables in place
 (``layout = "lightrag"``) with the same model. ``/query``, ``/query/data``,
 ``/query/stream`` with ``include_progress``, Ollama's ``/api/generate`` and ``/api/chat``
-with a mode prefix and ``/health``'s non-configuration fields are asked the same of both;
+with a mode prefix, ``/query`` and ``/query/data`` with LightRAG's other parameters
+(context or prompt only, history, given keywords, ``bypass``) and ``/health``'s liveness and
+pipeline fields are asked the same of both;
 only what :mod:`tests.integration.test_lr_routes_ops` normalises (durations) is normalised.
 """
 
@@ -218,3 +220,33 @@ def test_ollama_generate(pair: Pair, prompt: str) -> None:
     assert "".join(x["response"] for x in hx_lines) == "".join(x["response"]
                                                              for x in lr_lines)
     assert _normal(hx_lines[-1]) == _normal(lr_lines[-1])
+
+
+VARIANTS = [
+    {"mode": "mix", "only_need_context": True},
+    {"mode": "local", "only_need_prompt": True},
+    {"mode": "hybrid", "response_type": "Bullet Points", "top_k": 3, "chunk_top_k": 2},
+    {"mode": "mix", "conversation_history": [
+        {"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hi."}]},
+    {"mode": "local", "hl_keywords": ["leadership"], "ll_keywords": ["Carol White"]},
+    {"mode": "bypass"},
+]
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: "-".join(sorted(v)))
+def test_query_parameters(pair: Pair, variant: dict[str, Any]) -> None:
+    body = {"query": "Who leads Globex Industries?", "include_references": True, **variant}
+    lr, hx = pair.both("POST", "/query", json=body)
+    assert hx.status_code == lr.status_code == 200, (lr.text, hx.text)
+    lr_body, hx_body = lr.json(), hx.json()
+    for answer in (lr_body, hx_body):  # a duration: its type only
+        assert isinstance(answer.pop("response_time"), (int, float))
+    assert hx_body == lr_body
+    assert hx_body["response"]
+    lr, hx = pair.both("POST", "/query/data", json=body)
+    assert hx.status_code == lr.status_code == 200, (lr.text, hx.text)
+    lr_data, hx_data = lr.json(), hx.json()
+    assert (hx_data["status"], hx_data["message"]) == (lr_data["status"], lr_data["message"])
+    for part in lr_data["data"]:
+        assert hx_data["data"][part] == lr_data["data"][part], part
+    assert _subset(lr_data["metadata"], hx_data["metadata"])
