@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from hexrag.core.ingest.extraction import parse_extraction
 from hexrag.core.ingest.ids import entity_id, mdhash_id
@@ -74,6 +74,22 @@ def limit_ids(ids: Sequence[str], limit: int, method: str) -> list[str]:
     return list(ids[-limit:]) if method.upper() == "FIFO" else list(ids[:limit])
 
 
+_K = TypeVar("_K")
+
+
+def _keep_longer(
+    found: dict[_K, list[dict[str, Any]]], parsed: Mapping[_K, Sequence[Any]]
+) -> None:
+    """Take each parsed record list (as dicts) into ``found`` unless ``found`` already holds
+    one for its key whose first description is at least as long."""
+    for key, records in parsed.items():
+        new = [asdict(r) for r in records]
+        have = found.get(key)
+        if not have or len(new[0]["description"] or "") > len(
+                have[0].get("description") or ""):
+            found[key] = new
+
+
 def chunk_extractions(
     chunks: Mapping[str, Mapping[str, Any]],
     entries: Mapping[str, Mapping[str, Any] | None],
@@ -97,18 +113,8 @@ def chunk_extractions(
         path = str(chunk.get("file_path") or "unknown_source")
         for stamp_, _, text in answers:
             nodes, edges = parse_extraction(text, cid, stamp_, path)
-            for name, records in nodes.items():
-                new = [asdict(r) for r in records]
-                have = found.entities.get(name)
-                if not have or len(new[0]["description"] or "") > len(
-                        have[0].get("description") or ""):
-                    found.entities[name] = new
-            for pair, rel_records in edges.items():
-                new = [asdict(r) for r in rel_records]
-                have = found.relations.get(pair)
-                if not have or len(new[0]["description"] or "") > len(
-                        have[0].get("description") or ""):
-                    found.relations[pair] = new
+            _keep_longer(found.entities, nodes)
+            _keep_longer(found.relations, edges)
         out[cid] = found
     return out
 
