@@ -135,9 +135,11 @@ class RedisNamespace:
         with translate_errors(action):
             await self._client.delete(*self.keys(list(dict.fromkeys(ids))))
 
-    async def _scan_batches(self) -> AsyncIterator[list[Any]]:
-        """Every key of this namespace, in SCAN batches (one SCAN call per batch)."""
-        pattern = self._prefix + "*"
+    async def _scan_batches(self, pattern: str | None = None) -> AsyncIterator[list[Any]]:
+        """Every key matching ``pattern`` (default: every key of this namespace), in SCAN
+        batches (one SCAN call per batch)."""
+        if pattern is None:
+            pattern = self._prefix + "*"
         cursor: Any = 0
         while True:
             cursor, batch = await self._client.scan(cursor=cursor, match=pattern, count=SCAN_COUNT)
@@ -154,10 +156,12 @@ class RedisNamespace:
                 seen.update(batch)
         return len(seen)
 
-    async def _clear(self, action: str) -> None:
+    async def _clear(self, action: str, *patterns: str) -> None:
+        """``UNLINK`` every key of this namespace, or every key matching ``patterns``."""
         with translate_errors(action):
-            async for batch in self._scan_batches():
-                await self._client.unlink(*batch)
+            for pattern in patterns or (None,):
+                async for batch in self._scan_batches(pattern):
+                    await self._client.unlink(*batch)
 
     async def aclose(self) -> None:
         """Close the client if this adapter created it (``from_url``); otherwise do nothing."""

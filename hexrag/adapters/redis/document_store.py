@@ -195,13 +195,6 @@ class RedisDocumentStore(RedisNamespace):
         """Remove every row, fragment, name set and the sequence of this workspace."""
         await self._clear("clear")
         await self._frags._clear("clear")
+        await self._clear("clear", self._names + "*")
         with translate_errors("clear"):
-            cursor: Any = 0
-            while True:
-                cursor, batch = await self._client.scan(cursor=cursor,
-                                                        match=self._names + "*", count=1000)
-                if batch:
-                    await self._client.unlink(*batch)
-                if int(cursor) == 0:
-                    break
             await self._client.delete(self._seq_key)

@@ -222,13 +222,8 @@ class LightRAGRedisDocumentStore(RedisDocumentStore):
         n = len(self._rows)
         ids: set[str] = set()
         with translate_errors("list_docs"):
-            cursor: Any = 0
-            while True:
-                cursor, batch = await self._client.scan(cursor=cursor, match=self._rows + "*",
-                                                        count=1000)
+            async for batch in self._scan_batches(self._rows + "*"):
                 ids.update(_text(k)[n:] for k in batch)
-                if int(cursor) == 0:
-                    break
         return sorted(ids)
 
     async def list_docs(self) -> list[DocRecord]:
@@ -263,17 +258,9 @@ class LightRAGRedisDocumentStore(RedisDocumentStore):
     async def clear(self) -> None:
         """Remove every row of the workspace, its sidecar (``RedisDocStatusStorage.drop``),
         and hexrag's records, fragments and sequence beside it."""
+        await self._clear("clear", self._rows + "*", f"{self._sched}:status:*",
+                          f"{self._sched}:basename:*", f"{self._sched}_rebuild:status:*",
+                          f"{self._sched}_rebuild:basename:*")
         with translate_errors("clear"):
-            for pattern in (self._rows + "*", f"{self._sched}:status:*",
-                            f"{self._sched}:basename:*", f"{self._sched}_rebuild:status:*",
-                            f"{self._sched}_rebuild:basename:*"):
-                cursor: Any = 0
-                while True:
-                    cursor, batch = await self._client.scan(cursor=cursor, match=pattern,
-                                                            count=1000)
-                    if batch:
-                        await self._client.unlink(*batch)
-                    if int(cursor) == 0:
-                        break
             await self._client.delete(self._side)
         await super().clear()
