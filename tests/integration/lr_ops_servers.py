@@ -16,6 +16,7 @@ Both run with a clean environment plus what the test passes (``AUTH_ACCOUNTS``..
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -25,6 +26,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -151,6 +153,36 @@ class HexragServe(_Process):
             "--embedder", f"openai:{EMBED_MODEL}", "--llm", f"openai:{LLM_MODEL}",
             "--port", str(port), "--log-level", "warning", *args], full, log.parent,
             f"http://127.0.0.1:{port}", "/auth-status", log)
+
+
+class Pair:
+    """LightRAG's server and hexrag's on the same data: one request sent to each."""
+
+    def __init__(self, lr: _Process, hx: _Process) -> None:
+        self.lr, self.hx = lr, hx
+
+    def both(self, method: str, path: str, **kwargs: Any) -> tuple[httpx.Response,
+                                                                    httpx.Response]:
+        """The same request to each server."""
+        return (self.lr.client.request(method, path, **kwargs),
+                self.hx.client.request(method, path, **kwargs))
+
+
+def ndjson(r: httpx.Response) -> list[dict[str, Any]]:
+    """The lines of an NDJSON answer (which must be a 200 of that type)."""
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"].startswith("application/x-ndjson")
+    return [json.loads(line) for line in r.text.splitlines() if line.strip()]
+
+
+def untimed(body: dict[str, Any]) -> dict[str, Any]:
+    """An Ollama chat/generate answer with its durations replaced by their type."""
+    out = dict(body)
+    for key in ("total_duration", "prompt_eval_duration", "eval_duration"):
+        if key in out:
+            assert isinstance(out[key], int) and out[key] >= 0, (key, out[key])
+            out[key] = "ns"
+    return out
 
 
 def main() -> None:

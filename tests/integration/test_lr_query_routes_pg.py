@@ -17,14 +17,12 @@ only what :mod:`tests.integration.test_lr_routes_ops` normalises (durations) is 
 
 from __future__ import annotations
 
-import json
 import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.integration.lr_ops_servers import (
@@ -32,10 +30,13 @@ from tests.integration.lr_ops_servers import (
     EMBED_MODEL,
     LLM_MODEL,
     LightRAGFull,
+    Pair,
     _base_env,
     _Process,
     free_port,
+    ndjson,
     standin_model,
+    untimed,
 )
 from tests.integration.test_lr_routes_ops import DOCS, LIVENESS
 from tests.services.postgres import pg_dsn  # noqa: F401
@@ -59,19 +60,6 @@ class HexragServeConfig(_Process):
             "--embedder", f"openai:{EMBED_MODEL}", "--llm", f"openai:{LLM_MODEL}",
             "--port", str(port), "--log-level", "warning", "--lightrag-webui"], full, log.parent,
             f"http://127.0.0.1:{port}", "/auth-status", log)
-
-
-class Pair:
-    """LightRAG's server and hexrag's on the same PostgreSQL tables."""
-
-    def __init__(self, lr: LightRAGFull, hx: HexragServeConfig) -> None:
-        self.lr, self.hx = lr, hx
-
-    def both(self, method: str, path: str, **kwargs: Any) -> tuple[httpx.Response,
-                                                                    httpx.Response]:
-        """The same request to each server."""
-        return (self.lr.client.request(method, path, **kwargs),
-                self.hx.client.request(method, path, **kwargs))
 
 
 @pytest.fixture(scope="module")
@@ -105,22 +93,6 @@ def pair(tmp_path_factory: pytest.TempPathFactory, pg_dsn: str) -> Iterator[Pair
             lr.stop()
     finally:
         model.stop()
-
-
-def _normal(body: dict[str, Any]) -> dict[str, Any]:
-    """A chat/generate answer with its durations replaced by their type."""
-    out = dict(body)
-    for key in ("total_duration", "prompt_eval_duration", "eval_duration"):
-        if key in out:
-            assert isinstance(out[key], int) and out[key] >= 0, (key, out[key])
-            out[key] = "ns"
-    return out
-
-
-def _ndjson(r: httpx.Response) -> list[dict[str, Any]]:
-    assert r.status_code == 200, r.text
-    assert r.headers["content-type"].startswith("application/x-ndjson")
-    return [json.loads(line) for line in r.text.splitlines() if line.strip()]
 
 
 def test_health_liveness_fields(pair: Pair) -> None:
@@ -179,7 +151,7 @@ def _subset(lr: Any, hx: Any) -> bool:
 def test_query_stream_progress(pair: Pair, mode: str, query: str, stream: bool) -> None:
     body = {"query": query, "mode": mode, "stream": stream, "include_progress": True,
             "include_chunk_content": True}
-    lr, hx = (_ndjson(r) for r in pair.both("POST", "/query/stream", json=body))
+    lr, hx = (ndjson(r) for r in pair.both("POST", "/query/stream", json=body))
     progress = [x["progress"] for x in lr if "progress" in x]
     assert progress, lr
     assert [x["progress"] for x in hx if "progress" in x] == progress
@@ -200,13 +172,13 @@ def test_ollama_chat(pair: Pair, text: str) -> None:
     body = {"model": "lightrag:latest", "stream": False,
             "messages": [{"role": "user", "content": text}]}
     lr, hx = pair.both("POST", "/api/chat", json=body)
-    assert (hx.status_code, _normal(hx.json())) == (lr.status_code, _normal(lr.json()))
+    assert (hx.status_code, untimed(hx.json())) == (lr.status_code, untimed(lr.json()))
     assert hx.json()["message"]["content"]
-    lr_lines, hx_lines = (_ndjson(r) for r in pair.both(
+    lr_lines, hx_lines = (ndjson(r) for r in pair.both(
         "POST", "/api/chat", json={**body, "stream": True}))
     assert "".join(x["message"]["content"] for x in hx_lines) == "".join(
         x["message"]["content"] for x in lr_lines)
-    assert _normal(hx_lines[-1]) == _normal(lr_lines[-1])
+    assert untimed(hx_lines[-1]) == untimed(lr_lines[-1])
 
 
 @pytest.mark.parametrize("prompt", ["/local Who manages the Rockets program?",
@@ -214,12 +186,12 @@ def test_ollama_chat(pair: Pair, text: str) -> None:
 def test_ollama_generate(pair: Pair, prompt: str) -> None:
     body = {"model": "lightrag:latest", "prompt": prompt, "system": "You are terse."}
     lr, hx = pair.both("POST", "/api/generate", json=body)
-    assert (hx.status_code, _normal(hx.json())) == (lr.status_code, _normal(lr.json()))
-    lr_lines, hx_lines = (_ndjson(r) for r in pair.both(
+    assert (hx.status_code, untimed(hx.json())) == (lr.status_code, untimed(lr.json()))
+    lr_lines, hx_lines = (ndjson(r) for r in pair.both(
         "POST", "/api/generate", json={**body, "stream": True}))
     assert "".join(x["response"] for x in hx_lines) == "".join(x["response"]
                                                              for x in lr_lines)
-    assert _normal(hx_lines[-1]) == _normal(lr_lines[-1])
+    assert untimed(hx_lines[-1]) == untimed(lr_lines[-1])
 
 
 VARIANTS = [

@@ -16,11 +16,9 @@ import base64
 import json
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from hexrag.api.auth_tokens import AuthSettings, Tokens
@@ -29,7 +27,10 @@ from tests.integration.lr_ops_servers import (
     LLM_MODEL,
     HexragServe,
     LightRAGFull,
+    Pair,
+    ndjson,
     standin_model,
+    untimed,
 )
 
 pytest.importorskip("lightrag")
@@ -61,20 +62,6 @@ SAME_CONFIG = ("llm_binding", "llm_binding_host", "llm_model", "embedding_bindin
                "docling", "max_async", "max_parallel_insert", "embedding_timeout",
                "force_llm_summary_on_merge", "rerank_max_async", "rerank_timeout",
                "storage_workspaces", "enable_llm_cache_for_extract")
-
-
-@dataclass
-class Pair:
-    """LightRAG's server and hexrag's on the same data."""
-
-    lr: LightRAGFull
-    hx: HexragServe
-
-    def both(self, method: str, path: str, **kwargs: Any) -> tuple[httpx.Response,
-                                                                    httpx.Response]:
-        """The same request to each server."""
-        return (self.lr.client.request(method, path, **kwargs),
-                self.hx.client.request(method, path, **kwargs))
 
 
 @pytest.fixture(scope="module")
@@ -144,12 +131,6 @@ def _same_token_shape(a: str, b: str) -> None:
     assert ca == cb
 
 
-def _ndjson(r: httpx.Response) -> list[dict[str, Any]]:
-    assert r.status_code == 200, r.text
-    assert r.headers["content-type"].startswith("application/x-ndjson")
-    return [json.loads(line) for line in r.text.splitlines() if line.strip()]
-
-
 # ------------------------------------------------------------------------------- open mode
 
 
@@ -209,16 +190,6 @@ def test_ollama_model_routes(open_pair: Pair) -> None:
         assert (hx.status_code, hx.json()) == (lr.status_code, lr.json()), path
 
 
-def _normal(body: dict[str, Any]) -> dict[str, Any]:
-    """A chat/generate answer with its durations replaced by their type."""
-    out = dict(body)
-    for key in ("total_duration", "prompt_eval_duration", "eval_duration"):
-        if key in out:
-            assert isinstance(out[key], int) and out[key] >= 0, (key, out[key])
-            out[key] = "ns"
-    return out
-
-
 CHATS = [
     "Who works at Acme Corporation?",
     "/local Who manages the Rockets program?",
@@ -238,15 +209,15 @@ def test_ollama_chat_answers_as_lightrag(open_pair: Pair, text: str) -> None:
     body = {"model": "lightrag:latest", "stream": False,
             "messages": [*history, {"role": "user", "content": text}]}
     lr, hx = open_pair.both("POST", "/api/chat", json=body)
-    assert (hx.status_code, _normal(hx.json())) == (lr.status_code, _normal(lr.json()))
+    assert (hx.status_code, untimed(hx.json())) == (lr.status_code, untimed(lr.json()))
     assert hx.json()["message"]["content"]  # a real answer, not an empty one
     # streamed: NDJSON pieces, the same text, the same final line
-    lr_lines, hx_lines = (_ndjson(r) for r in open_pair.both(
+    lr_lines, hx_lines = (ndjson(r) for r in open_pair.both(
         "POST", "/api/chat", json={**body, "stream": True}))
     text_of = lambda lines: "".join(x["message"]["content"] for x in lines)  # noqa: E731
     assert text_of(hx_lines) == text_of(lr_lines)
     assert [sorted(x) for x in hx_lines[-1:]] == [sorted(x) for x in lr_lines[-1:]]
-    assert _normal(hx_lines[-1]) == _normal(lr_lines[-1])
+    assert untimed(hx_lines[-1]) == untimed(lr_lines[-1])
     assert all(x["done"] is False for x in hx_lines[:-1]) and hx_lines[-1]["done"] is True
 
 
@@ -254,12 +225,12 @@ def test_ollama_generate_answers_as_lightrag(open_pair: Pair) -> None:
     body = {"model": "lightrag:latest", "prompt": "Name the companies: Acme and Globex.",
             "system": "You are terse."}
     lr, hx = open_pair.both("POST", "/api/generate", json=body)
-    assert (hx.status_code, _normal(hx.json())) == (lr.status_code, _normal(lr.json()))
-    lr_lines, hx_lines = (_ndjson(r) for r in open_pair.both(
+    assert (hx.status_code, untimed(hx.json())) == (lr.status_code, untimed(lr.json()))
+    lr_lines, hx_lines = (ndjson(r) for r in open_pair.both(
         "POST", "/api/generate", json={**body, "stream": True}))
     assert "".join(x["response"] for x in hx_lines) == "".join(x["response"]
                                                              for x in lr_lines)
-    assert _normal(hx_lines[-1]) == _normal(lr_lines[-1])
+    assert untimed(hx_lines[-1]) == untimed(lr_lines[-1])
 
 
 @pytest.mark.parametrize("body,status", [
@@ -306,7 +277,7 @@ def test_query_stream_progress_lines(open_pair: Pair, mode: str, query: str,
                                      stream: bool) -> None:
     body = {"query": query, "mode": mode, "stream": stream, "include_progress": True,
             "include_chunk_content": True}
-    lr, hx = (_ndjson(r) for r in open_pair.both("POST", "/query/stream", json=body))
+    lr, hx = (ndjson(r) for r in open_pair.both("POST", "/query/stream", json=body))
     progress = [x["progress"] for x in lr if "progress" in x]
     assert progress, lr  # LightRAG reports its steps
     assert [x["progress"] for x in hx if "progress" in x] == progress
@@ -318,7 +289,7 @@ def test_query_stream_progress_lines(open_pair: Pair, mode: str, query: str,
     assert "".join(x.get("response", "") for x in hx) == text
     assert "response_time" in lr[-1] and "response_time" in hx[-1]
     # without include_progress: no progress line (LightRAG's original order)
-    lines = _ndjson(open_pair.hx.client.post("/query/stream", json={
+    lines = ndjson(open_pair.hx.client.post("/query/stream", json={
         **body, "include_progress": False}))
     assert not any("progress" in x for x in lines)
 
