@@ -16,6 +16,7 @@ from hexrag.adapters.memory import HashingEmbedder
 from hexrag.bootstrap import App
 from hexrag.core.ingest.ids import entity_id, mdhash_id, relation_id
 from hexrag.core.model import Chunk, EngineSettings, Entity, Relation, VectorRecord
+from hexrag.embed import entity_content, relation_content
 from hexrag.ports import VectorIndex
 
 __all__ = [
@@ -103,8 +104,7 @@ async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None =
         for e in kb["entities"]
     ]
     await graph.upsert_nodes(ents)
-    contents = [f"{e.name}\n{e.description}" for e in ents]
-    await _embed_into(entities, embedder, contents, [
+    await _embed_into(entities, embedder, [entity_content(e) for e in ents], [
         {"id": entity_id(e.name), "entity_name": e.name, "source_id": e.source_id,
          "file_path": e.file_path, "created_at": e.created_at}
         for e in ents
@@ -132,8 +132,7 @@ async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None =
         )
     await graph.upsert_edges(rels)
     # One vector per relation, as a PostgreSQL vector table keeps it (seed 001).
-    rel_texts = [f"{r.keywords}\t{r.src_id}\n{r.tgt_id}\n{r.description}" for r in rels]
-    await _embed_into(relationships, embedder, rel_texts, [
+    await _embed_into(relationships, embedder, [relation_content(r) for r in rels], [
         {"id": r.id, "src_id": r.src_id, "tgt_id": r.tgt_id, "source_id": r.source_id,
          "file_path": r.file_path, "created_at": r.created_at}
         for r in rels
