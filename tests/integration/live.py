@@ -38,3 +38,32 @@ class LiveServer:
         self.client.close()
         self.server.should_exit = True
         self.thread.join(timeout=10)
+
+
+class StackInServerLoop:
+    """ASGI app opening ``config``'s stack at start-up, in the server's own event loop, and
+    serving it with ``settings`` (a hashing embedder of ``dim``); closed at shut-down."""
+
+    def __init__(self, config: Any, settings: Any, dim: int) -> None:
+        self.config, self.settings, self.dim = config, settings, dim
+        self.stack: Any = None
+        self.app: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+        from hexrag.adapters.memory import HashingEmbedder
+        from hexrag.bootstrap import build_stack
+        from hexrag.serving import stack_app
+
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                self.stack = await build_stack(self.config, embedder=HashingEmbedder(self.dim))
+                self.app = stack_app(self.stack, self.settings)
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.stack.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return

@@ -29,7 +29,7 @@ from hexrag.api.limits import ApiSettings
 from hexrag.bootstrap import build_stack
 from hexrag.config import StackConfig
 from hexrag.serving import stack_app
-from tests.integration.live import LiveServer
+from tests.integration.live import LiveServer, StackInServerLoop
 
 DIM = 32
 WS = "ws"
@@ -131,29 +131,6 @@ class LightRAGServer:
         self._log.close()
 
 
-class _OpenedInServerLoop:
-    """ASGI app opening ``config``'s stack at start-up, in the server's own event loop."""
-
-    def __init__(self, config: StackConfig) -> None:
-        self.config = config
-        self.stack: Any = None
-        self.app: Any = None
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "lifespan":
-            await self.app(scope, receive, send)
-            return
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                self.stack = await build_stack(self.config, embedder=HashingEmbedder(DIM))
-                self.app = stack_app(self.stack, ApiSettings())
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.stack.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-
 
 async def _lightrag_pg_tables(dsn: str, workspace: str) -> None:
     """LightRAG's own PostgreSQL storages initialised in ``workspace`` (its tables, as a
@@ -208,7 +185,7 @@ class HexragServer:
                 self.run(self._migrate(source, stack, tmp))
             finally:
                 self.run(stack.aclose())
-            self.server = LiveServer(_OpenedInServerLoop(target), lifespan="on")
+            self.server = LiveServer(StackInServerLoop(target, ApiSettings(), DIM), lifespan="on")
         self.client = self.server.client
 
     def run(self, coro: Any) -> Any:

@@ -28,7 +28,7 @@ from hexrag.core.query.source_ids import split_lightrag
 from hexrag.core.scope import chunk_in_scope
 from hexrag.devtools.scripted_kg import ScriptedKGLLM
 from hexrag.serving import stack_app
-from tests.integration.live import LiveServer
+from tests.integration.live import LiveServer, StackInServerLoop
 from tests.services.postgres import pg_dsn  # noqa: F401
 
 DIM = 32
@@ -59,7 +59,8 @@ class Served:
         if in_memory:  # the data lives in this stack's objects: serve them
             self.server = LiveServer(stack_app(self.stack, ApiSettings(api_key=KEY)))
         else:  # a server's clients belong to one event loop: the server opens its own
-            self.server = LiveServer(_OpenedInServerLoop(config), lifespan="on")
+            app = StackInServerLoop(config, ApiSettings(api_key=KEY), DIM)
+            self.server = LiveServer(app, lifespan="on")
         self.http = self.server.client
 
     async def _ingest(self) -> None:
@@ -78,29 +79,6 @@ class Served:
         self.loop.run_until_complete(self.stack.aclose())
         self.loop.close()
 
-
-class _OpenedInServerLoop:
-    """ASGI app opening ``config``'s stack at start-up, in the server's own event loop."""
-
-    def __init__(self, config: StackConfig) -> None:
-        self.config = config
-        self.stack: Any = None
-        self.app: Any = None
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "lifespan":
-            await self.app(scope, receive, send)
-            return
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                self.stack = await build_stack(self.config, embedder=HashingEmbedder(DIM))
-                self.app = stack_app(self.stack, ApiSettings(api_key=KEY))
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.stack.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
 
 
 def _check_scoped_ids(served: Served) -> None:
