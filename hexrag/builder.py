@@ -151,10 +151,6 @@ class StackBuilder:
 
     # -- the recorded model -----------------------------------------------------------------
 
-    def _embedder_named(self) -> bool:
-        """Whether the configuration names an embedder (else the default is a guess)."""
-        return self.config.embedder_named()
-
     @property
     def layout(self) -> str:
         """The :data:`~hexrag.ports.stack.Layout` of the stack (recorded in its manifest)."""
@@ -183,7 +179,7 @@ class StackBuilder:
                           if k not in ("embedder", "llm", "reranker"))
         named: Embedder | None = embedder
         spec: str | None = None
-        if named is None and self._embedder_named():
+        if named is None and config.embedder_named():
             self.say(f"embedder: {plan.describe()['embedder']}")
             configured = config.embedder_spec()
             sized = sized_spec(configured, recorded.embedding_dim if recorded else None)
