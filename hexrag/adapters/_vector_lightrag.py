@@ -11,7 +11,7 @@ no driver and no other adapter package.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from hexrag.core.scope import prefilter_match, scope_values
@@ -25,6 +25,7 @@ __all__ = [
     "lightrag_model_suffix",
     "lightrag_traits",
     "scoped_hits",
+    "widened_hits",
 ]
 
 #: LightRAG's ``meta_fields`` per vector namespace (``lightrag.py``).
@@ -83,3 +84,22 @@ def scoped_hits(hits: list[VectorHit], scope: QueryScope | None) -> list[VectorH
     if scope is None or scope.is_empty:
         return hits
     return [h for h in hits if in_scope(h.record, scope)]
+
+
+async def widened_hits(
+    search: Callable[[int], Awaitable[list[VectorHit]]],
+    top_k: int,
+    scope: QueryScope | None,
+    max_limit: int,
+) -> list[VectorHit]:
+    """The first ``top_k`` hits of ``search(limit)`` (the backend's own call, one hit per row
+    it returns) admitted by ``scope``: a scope widens the call (x4, at most ``max_limit``)
+    until ``top_k`` admitted hits are found or the rows run out."""
+    scoped = scope is not None and not scope.is_empty
+    limit = min(top_k, max_limit)
+    while True:
+        hits = await search(limit)
+        kept = scoped_hits(hits, scope)
+        if not scoped or len(kept) >= top_k or len(hits) < limit or limit >= max_limit:
+            return kept[:top_k]
+        limit = min(limit * 4, max_limit)

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack, get_
 import numpy as np
 
 from hexrag.adapters._vector_index_props import LayoutProps
-from hexrag.adapters._vector_lightrag import scoped_hits
+from hexrag.adapters._vector_lightrag import widened_hits
 from hexrag.adapters.milvus._convert import cosine_scores, vector_of, vectors_by_id
 from hexrag.adapters.milvus._errors import translate
 from hexrag.adapters.milvus._filter import ids_filter, quote_string
@@ -401,19 +401,17 @@ class MilvusVectorIndex(LayoutProps[MilvusLayout]):
     ) -> list[VectorHit]:
         """The backend's own call (LightRAG's: strict radius, Milvus' order); a scope widens
         it until ``top_k`` admitted rows are found or the rows run out."""
-        scoped = scope is not None and not scope.is_empty
         params = self._layout.backend_search_params(self._threshold, self._index_type)
-        limit = min(top_k, MAX_LIMIT)
-        while True:
+
+        async def search(limit: int) -> list[VectorHit]:
             rows = await self._search(q, limit, expr="", params=params, strong=False)
-            hits = scoped_hits([
+            return [
                 VectorHit(record=self._layout.record(r, with_vector=False),
                           score=float(r["distance"]))
                 for r in rows
-            ], scope)
-            if not scoped or len(hits) >= top_k or len(rows) < limit or limit >= MAX_LIMIT:
-                return hits[:top_k]
-            limit = min(limit * 4, MAX_LIMIT)
+            ]
+
+        return await widened_hits(search, top_k, scope, MAX_LIMIT)
 
     async def _search(
         self, q: np.ndarray, limit: int, *, expr: str, params: dict[str, Any], strong: bool

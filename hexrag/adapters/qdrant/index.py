@@ -33,7 +33,7 @@ import numpy as np
 
 from hexrag.adapters._vector_check import checked_vector
 from hexrag.adapters._vector_index_props import LayoutProps
-from hexrag.adapters._vector_lightrag import scoped_hits
+from hexrag.adapters._vector_lightrag import widened_hits
 from hexrag.adapters.qdrant._errors import translate_errors
 from hexrag.adapters.qdrant.layouts import HexragLayout, QdrantLayout
 from hexrag.core.query.pick import cosine_scores
@@ -228,17 +228,14 @@ class QdrantVectorIndex(LayoutProps[QdrantLayout]):
     ) -> list[VectorHit]:
         """The backend's own call (LightRAG's); a scope widens it until ``top_k`` admitted
         hits are found or the rows run out."""
-        scoped = scope is not None and not scope.is_empty
         flt = self._layout.scope_filter(scope)
-        limit = min(top_k, MAX_LIMIT)
-        while True:
+
+        async def search(limit: int) -> list[VectorHit]:
             points = await self._points(q, limit, self._threshold, flt, False)
-            hits = [VectorHit(record=self._layout.record(p.payload, None), score=float(p.score))
+            return [VectorHit(record=self._layout.record(p.payload, None), score=float(p.score))
                     for p in points]
-            hits = scoped_hits(hits, scope)
-            if not scoped or len(hits) >= top_k or len(points) < limit or limit >= MAX_LIMIT:
-                return hits[:top_k]
-            limit = min(limit * 4, MAX_LIMIT)
+
+        return await widened_hits(search, top_k, scope, MAX_LIMIT)
 
     async def _retrieve(self, ids: Sequence[str], action: str) -> dict[str, Any]:
         await self._ensure()
