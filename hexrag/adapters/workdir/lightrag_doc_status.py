@@ -15,15 +15,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 from hexrag.adapters.memory import MemoryDocumentStore
-from hexrag.adapters.workdir.files import (
-    DOC_STATUS_FILE,
-    FRAGMENTS_FILE,
-    AtomicWriter,
-    write_json_kv,
-)
+from hexrag.adapters.workdir.files import DOC_STATUS_FILE, AtomicWriter
 from hexrag.openings import OpeningContext
 
 __all__ = ["json_doc_status_dir", "open_json_documents", "save_json_documents"]
@@ -41,12 +35,11 @@ def json_doc_status_dir(workdir: str | Path | None, workspace: str) -> Path | No
 
 def save_json_documents(documents: MemoryDocumentStore, directory: Path) -> None:
     """Write the rows and fragments back (both files, atomically)."""
-    rows, fragments = documents.dump()
-    keyed: dict[str, Any] = {f"{f['chunk_id']}#{f['pos']}": f for f in fragments}
+    from hexrag.adapters.workdir.stack import stage_documents
+
     writer = AtomicWriter()
     try:
-        writer.stage(directory / DOC_STATUS_FILE, lambda fh: write_json_kv(fh, rows))
-        writer.stage(directory / FRAGMENTS_FILE, lambda fh: write_json_kv(fh, keyed))
+        stage_documents(writer, directory, documents)
         writer.commit()
     except BaseException:
         writer.abort()

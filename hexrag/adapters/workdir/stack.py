@@ -457,6 +457,17 @@ def load_documents(directory: Path) -> MemoryDocumentStore:
     return documents
 
 
+def stage_documents(writer: AtomicWriter, directory: Path,
+                    documents: MemoryDocumentStore) -> tuple[str, ...]:
+    """Stage the rows and fragments of ``documents`` as :func:`load_documents` reads them
+    back; the names of the files staged."""
+    rows, fragments = documents.dump()
+    keyed = {f"{f['chunk_id']}#{f['pos']}": f for f in fragments}
+    writer.stage(directory / DOC_STATUS_FILE, lambda fh: write_json_kv(fh, rows))
+    writer.stage(directory / FRAGMENTS_FILE, lambda fh: write_json_kv(fh, keyed))
+    return (DOC_STATUS_FILE, FRAGMENTS_FILE)
+
+
 def load_chunk_store(directory: Path) -> MemoryChunkStore:
     """The text chunks of ``directory`` (``kv_store_text_chunks.json``; absent: none)."""
     raw_chunks = read_json_kv(directory / TEXT_CHUNKS_FILE) or {}
@@ -573,11 +584,7 @@ def _save(stack: WorkdirStack, directory: Path) -> None:
         # at load time are written back byte for byte with the other extra files.
         rewritten: tuple[str, ...] = ()
         if stack.documents.changed:
-            docs, fragments = stack.documents.dump()
-            keyed = {f"{f['chunk_id']}#{f['pos']}": f for f in fragments}
-            writer.stage(directory / DOC_STATUS_FILE, lambda fh: write_json_kv(fh, docs))
-            writer.stage(directory / FRAGMENTS_FILE, lambda fh: write_json_kv(fh, keyed))
-            rewritten = (DOC_STATUS_FILE, FRAGMENTS_FILE)
+            rewritten = stage_documents(writer, directory, stack.documents)
         staged = stage_kv(writer, directory, stack.kv)
         for name, content in stack.extra_files.items():
             if name not in rewritten and name not in staged:
