@@ -34,8 +34,9 @@ from typing import Any, TypeVar
 
 from hexrag.core.ingest.extraction import parse_extraction
 from hexrag.core.ingest.ids import entity_id, mdhash_id
-from hexrag.core.ingest.merging import NO_EVIDENCE, MergeSettings, _vector_content
+from hexrag.core.ingest.merging import NO_EVIDENCE, MergeSettings
 from hexrag.core.ingest.summary import merge_descriptions
+from hexrag.core.ingest.vector_contents import entity_vector_content, relation_vector_content
 from hexrag.core.tokenizer import Tokenizer
 from hexrag.domain.records import GRAPH_FIELD_SEP
 
@@ -187,8 +188,8 @@ async def rebuild_entity(
     }
     vector = {
         "id": entity_id(name), "entity_name": name, "entity_type": entity_type,
-        "content": _vector_content(f"{name}\n{description}", tokenizer,
-                            settings.embedding_token_limit),
+        "content": entity_vector_content(name, description, tokenizer,
+                                         settings.embedding_token_limit),
         "source_id": node["source_id"], "file_path": node["file_path"],
     }
     return node, vector
@@ -255,8 +256,8 @@ async def rebuild_relation(
     rid, reverse = mdhash_id(a + b, "rel-"), mdhash_id(b + a, "rel-")
     vector = {
         "id": rid, "src_id": a, "tgt_id": b, "source_id": edge["source_id"],
-        "content": _vector_content(f"{combined}\t{a}\n{b}\n{description}", tokenizer,
-                            settings.embedding_token_limit),
+        "content": relation_vector_content(combined, a, b, description, tokenizer,
+                                           settings.embedding_token_limit),
         "keywords": combined, "description": description, "weight": weight,
         "file_path": edge["file_path"],
     }

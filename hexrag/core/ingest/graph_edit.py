@@ -31,6 +31,11 @@ from hexrag.core.ingest.document_deletion import edge_dict, entity_from, node_di
 from hexrag.core.ingest.extraction import normalize_extracted_info, sanitize_text_for_encoding
 from hexrag.core.ingest.ids import entity_id, mdhash_id, relation_id
 from hexrag.core.ingest.lightrag_kv import relation_chunk_key, stamp
+from hexrag.core.ingest.vector_contents import (
+    edited_relation_vector_content,
+    entity_vector_content,
+    relation_vector_content,
+)
 from hexrag.domain.documents import Fragment
 from hexrag.domain.records import GRAPH_FIELD_SEP, Entity, Relation, VectorRecord
 from hexrag.ports import Cache, GraphStore, VectorIndex
@@ -278,7 +283,7 @@ class GraphEditor:
     async def _embed_entity(self, name: str, data: Mapping[str, Any], *,
                             with_path: bool = True, metadata: Mapping[str, Any] | None = None
                             ) -> None:
-        content = f"{name}\n{data.get('description', '')}"
+        content = entity_vector_content(name, data.get("description", ""))
         (vector,) = await self.embedder.embed([content])
         rid = entity_id(name)
         meta = dict(metadata) if metadata is not None else await self._metadata(self.entities,
@@ -463,7 +468,8 @@ class GraphEditor:
             await self.relationships.delete(gone)
             for s, t, d, r in moved:
                 a, b = sorted((s, t))
-                content = f"{a}\t{b}\n{d.get('keywords', '')}\n{d.get('description', '')}"
+                content = edited_relation_vector_content(a, b, d.get("keywords", ""),
+                                                         d.get("description", ""))
                 await self._embed_relation(a, b, d, content, metadata=old_meta[r.pair])
             await self._embed_entity(new_name, new_data, with_path=False, metadata=meta)
             await self._move_fragments([name], new_name)
@@ -543,7 +549,7 @@ class GraphEditor:
                 "created_at": self.clock()}
         a, b = sorted((source, target))
         await self.graph.upsert_edges([_relation_of(source, target, edge)])
-        content = f"{edge['keywords']}\t{a}\n{b}\n{edge['description']}"
+        content = relation_vector_content(edge["keywords"], a, b, edge["description"])
         await self._embed_relation(a, b, edge, content, metadata={})
         ids = evidence_ids(source_id)
         if ids:
@@ -572,7 +578,8 @@ class GraphEditor:
         await self.graph.upsert_edges([_relation_of(rel.src_id, rel.tgt_id, new, rel.id)])
         await self.relationships.delete(list(dict.fromkeys(
             [mdhash_id(a + b, "rel-"), mdhash_id(b + a, "rel-")])))
-        content = f"{a}\t{b}\n{new.get('keywords', '')}\n{new.get('description', '')}"
+        content = edited_relation_vector_content(a, b, new.get("keywords", ""),
+                                                 new.get("description", ""))
         await self._embed_relation(a, b, {**new, "file_path": None}, content, metadata=meta)
         if "relation_chunks" in self.tracking:
             key = relation_chunk_key(a, b)
@@ -685,7 +692,8 @@ class GraphEditor:
         await self.relationships.delete(list(dict.fromkeys(stale)))
         for (a, b), u in updates.items():
             d = u["data"]
-            content = f"{d.get('keywords', '')}\t{a}\n{b}\n{d.get('description', '')}"
+            content = relation_vector_content(d.get("keywords", ""), a, b,
+                                              d.get("description", ""))
             await self._embed_relation(a, b, {**d, "file_path": d.get("file_path", "")},
                                        content, metadata=metas[(a, b)])
         await self._embed_entity(target, merged,

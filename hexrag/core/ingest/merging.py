@@ -30,7 +30,8 @@ from typing import Any
 from hexrag.core.ingest.extraction import sanitize_text_for_encoding, split_by_markers
 from hexrag.core.ingest.ids import entity_id, mdhash_id
 from hexrag.core.ingest.summary import SummaryLimits, merge_descriptions
-from hexrag.core.tokenizer import Tokenizer, truncate_by_token_limit
+from hexrag.core.ingest.vector_contents import entity_vector_content, relation_vector_content
+from hexrag.core.tokenizer import Tokenizer
 from hexrag.domain.records import GRAPH_FIELD_SEP
 
 __all__ = [
@@ -138,12 +139,6 @@ def _file_paths(
         else:
             paths = [*paths[: settings.max_file_paths], f"...{placeholder}...(KEEP Old)"]
     return GRAPH_FIELD_SEP.join(paths)
-
-
-def _vector_content(text: str, tokenizer: Tokenizer, limit: int | None) -> str:
-    if not text or limit is None or int(limit) <= 0:
-        return text
-    return text[: truncate_by_token_limit(tokenizer, text, int(limit))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,8 +268,8 @@ async def merge_entity(
         "id": entity_id(name),
         "entity_name": name,
         "entity_type": entity_type,
-        "content": _vector_content(f"{name}\n{description}", tokenizer,
-                                   settings.embedding_token_limit),
+        "content": entity_vector_content(name, description, tokenizer,
+                                         settings.embedding_token_limit),
         "source_id": source_id,
         "file_path": file_path,
     }
@@ -325,8 +320,8 @@ def _endpoint(
             "entity_type": "UNKNOWN", "file_path": file_path, "truncate": "",
         }
         vector = {
-            "id": entity_id(name), "content": _vector_content(
-                f"{name}\n{description}", tokenizer, settings.embedding_token_limit),
+            "id": entity_id(name), "content": entity_vector_content(
+                name, description, tokenizer, settings.embedding_token_limit),
             "entity_name": name, "source_id": source_id, "entity_type": "UNKNOWN",
             "file_path": file_path,
         }
@@ -347,8 +342,8 @@ def _endpoint(
     node = {**stored, "source_id": limited}
     vector = {
         "id": entity_id(name),
-        "content": _vector_content(f"{name}\n{stored.get('description', '')}", tokenizer,
-                                   settings.embedding_token_limit),
+        "content": entity_vector_content(name, stored.get("description", ""), tokenizer,
+                                         settings.embedding_token_limit),
         "entity_name": name, "source_id": limited,
         "entity_type": stored.get("entity_type", "UNKNOWN"),
         "file_path": stored.get("file_path", "unknown_source"),
@@ -441,8 +436,8 @@ async def merge_relation(
     reverse = relation_id_of(b, a)
     vector = {
         "id": rid, "src_id": a, "tgt_id": b, "source_id": source_id,
-        "content": _vector_content(f"{keywords}\t{a}\n{b}\n{description}", tokenizer,
-                                   settings.embedding_token_limit),
+        "content": relation_vector_content(keywords, a, b, description, tokenizer,
+                                           settings.embedding_token_limit),
         "keywords": keywords, "description": description, "weight": weight,
         "file_path": file_path,
     }
