@@ -108,12 +108,8 @@ async def recover_chunk_head(
     whole: dict[str, Chunk] = {cid: rec for cid, rec in zip(guess, records, strict=True)
                                if rec is not None}
     present.update(c for c in probed if c in whole)
-    if ent_unique or rel_selected:  # as _fetch_in_order: nothing is fetched otherwise
-        missing = stats.missing_chunk_ids
-        missing.clear()
-        missing.update(dict.fromkeys(
-            _missing_order(base, ent_unique, rel_selected, later, present)))
-    else:
+    fetched = bool(ent_unique or rel_selected)  # as _fetch_in_order: nothing is otherwise
+    if not fetched:
         probed = []  # the full form fetched none of them: the vector chunks stay unknown
     entity_chunks = [cid for cid in ent_unique if cid in present]
     if len(entity_chunks) != len(ent_unique):
@@ -126,6 +122,7 @@ async def recover_chunk_head(
             _, more = await chunk_store.get_chunks_and_presence([], unknown)
             present.update(more)
             probed.extend(unknown)
+    if fetched:
         missing = stats.missing_chunk_ids
         missing.clear()
         missing.update(dict.fromkeys(
