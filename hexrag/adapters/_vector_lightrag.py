@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from hexrag.core.scope import prefilter_match, scope_values
-from hexrag.domain.records import GRAPH_FIELD_SEP, VectorHit, VectorRecord
+from hexrag.domain.records import GRAPH_FIELD_SEP, VectorHit
 from hexrag.domain.scope import QueryScope
 from hexrag.ports.vector_index import VectorIndexTraits
 
@@ -73,17 +73,16 @@ def joined_source_id(value: Any) -> Any:
     return value
 
 
-def in_scope(record: VectorRecord, scope: QueryScope) -> bool:
-    """Whether a LightRAG row is admitted by ``scope`` (read from its ``file_path`` and
-    ``full_doc_id``: LightRAG keeps no scope metadata)."""
-    return prefilter_match(scope, scope_values({}, record.file_path, record.full_doc_id))
-
-
 def scoped_hits(hits: list[VectorHit], scope: QueryScope | None) -> list[VectorHit]:
-    """``hits`` admitted by ``scope`` (all of them without one), in order."""
+    """``hits`` admitted by ``scope`` (all of them without one), in order; a LightRAG row's
+    scope is read from its ``file_path`` and ``full_doc_id`` (LightRAG keeps no scope
+    metadata)."""
     if scope is None or scope.is_empty:
         return hits
-    return [h for h in hits if in_scope(h.record, scope)]
+    return [
+        h for h in hits
+        if prefilter_match(scope, scope_values({}, h.record.file_path, h.record.full_doc_id))
+    ]
 
 
 async def widened_hits(
