@@ -41,9 +41,7 @@ def in_order(traits: GraphStoreTraits, kind: str, rels: Sequence[Relation],
     order = traits.edge_order if kind == "node" else traits.chunk_list_order
     if order == "backend":
         return sorted(rels, key=lambda r: r.id)
-    if read:
-        return list(rels)
-    if order == "neighbour_name":
+    if order == "neighbour_name" and not read:
         return sorted(rels, key=lambda r: (_neighbour(name, r), r.src_id != name))
     return list(rels)
 
