@@ -24,8 +24,9 @@ from .prefilter import Int8Prefilter, row_products
 _SCOPE_FIELDS = ("product_id", "category_id", "doc_ids")
 
 TieOrder = Literal["id", "nanovectordb"]
-_NANO_TRAITS = replace(PORT_TRAITS, ties="backend")
 """How a :class:`MemoryVectorIndex` orders equal scores (see its docstring)."""
+#: The rules declared with ``tie_order="nanovectordb"``: the port's, ties in NanoVectorDB's order.
+_NANO_TRAITS = replace(PORT_TRAITS, ties="backend")
 # metadata keys that scope_values reads; used to memoise it while building the scope index
 _SCOPE_KEYS = (
     "product_id",
