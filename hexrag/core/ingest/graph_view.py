@@ -60,11 +60,16 @@ async def all_labels(graph: GraphStore) -> list[str]:
     return sorted(set(await _names(graph)))
 
 
-async def popular_labels(graph: GraphStore, limit: int = 300) -> list[str]:
-    """The ``limit`` names of highest degree; ties by name (``get_popular_labels``)."""
+async def _by_degree(graph: GraphStore) -> list[str]:
+    """Every name, highest degree first, ties by name."""
     names = sorted(set(await _names(graph)))
     degrees = await _degrees(graph, names)
-    return sorted(names, key=lambda n: (-degrees.get(n, 0), n))[:limit]
+    return sorted(names, key=lambda n: (-degrees.get(n, 0), n))
+
+
+async def popular_labels(graph: GraphStore, limit: int = 300) -> list[str]:
+    """The ``limit`` names of highest degree; ties by name (``get_popular_labels``)."""
+    return (await _by_degree(graph))[:limit]
 
 
 def rank_label(name: str, query_lower: str) -> int | None:
@@ -140,9 +145,7 @@ async def knowledge_graph(
     """LightRAG's ``get_knowledge_graph``: ``{"nodes", "edges", "is_truncated"}``."""
     limit = max_graph_nodes if max_nodes is None else min(max_nodes, max_graph_nodes)
     if label == "*":
-        names = sorted(set(await _names(graph)))
-        degrees = await _degrees(graph, names)
-        ranked = sorted(names, key=lambda n: (-degrees.get(n, 0), n))
+        ranked = await _by_degree(graph)
         result = await _subgraph(graph, ranked[:limit])
         result["is_truncated"] = len(ranked) > limit
         return result
