@@ -618,13 +618,7 @@ async def _open_workdir(
     # the model's dimension is checked against the files before anything large is decoded
     expected = (embedder.dim if embedder is not None
                 else recorded.embedding_dim if recorded is not None else None)
-    if existing:
-        say(f"loading LightRAG working directory {path}")
-        wd = await asyncio.to_thread(
-            load_workdir, path, require_complete=True, embedder_dim=expected,
-            cosine_threshold=engine_config.cosine_threshold,
-        )
-    elif create_dim is not None:
+    if not existing and create_dim is not None:
         if path.exists() and not path.is_dir():
             raise ConfigurationError(f"{path} exists and is not a directory")
         dim = (embedder.dim if embedder is not None
@@ -634,6 +628,8 @@ async def _open_workdir(
     else:
         if not path.exists():
             raise NotFound(f"no such stack: {path} (a stack TOML file or a LightRAG directory)")
+        if existing:
+            say(f"loading LightRAG working directory {path}")
         wd = await asyncio.to_thread(
             load_workdir, path, require_complete=True, embedder_dim=expected,
             cosine_threshold=engine_config.cosine_threshold,
