@@ -277,8 +277,15 @@ class GraphEditor:
     # ------------------------------------------------------------------ vectors
 
     async def _metadata(self, index: VectorIndex, rid: str) -> dict[str, Any]:
-        (old,) = await index.get([rid])
-        return dict(old.metadata) if old is not None else {}
+        (meta,) = await self._metadatas(index, [rid])
+        return meta
+
+    async def _metadatas(self, index: VectorIndex, rids: Sequence[str]
+                         ) -> list[dict[str, Any]]:
+        """The stored records' metadata, in order (``{}`` for a missing one), in one read."""
+        if not rids:
+            return []
+        return [dict(old.metadata) if old is not None else {} for old in await index.get(rids)]
 
     async def _embed_entity(self, name: str, data: Mapping[str, Any], *,
                             with_path: bool = True, metadata: Mapping[str, Any] | None = None
@@ -463,8 +470,9 @@ class GraphEditor:
             gone = [i for _, _, _, r in moved
                     for i in (mdhash_id(r.src_id + r.tgt_id, "rel-"),
                               mdhash_id(r.tgt_id + r.src_id, "rel-"))]
-            old_meta = {r.pair: await self._metadata(self.relationships, relation_id(*r.pair))
-                        for _, _, _, r in moved}
+            pairs = [r.pair for _, _, _, r in moved]
+            old_meta = dict(zip(pairs, await self._metadatas(
+                self.relationships, [relation_id(*p) for p in pairs]), strict=True))
             await self.relationships.delete(gone)
             for s, t, d, r in moved:
                 a, b = sorted((s, t))
@@ -681,8 +689,8 @@ class GraphEditor:
             edata["weight"] = floored_weight(edata.get("weight", 1.0),
                                              edata.get("source_id") or "")
             updates[pair]["data"] = edata
-        metas = {pair: await self._metadata(self.relationships, relation_id(*pair))
-                 for pair in updates}
+        metas = dict(zip(updates, await self._metadatas(
+            self.relationships, [relation_id(*pair) for pair in updates]), strict=True))
         await self.graph.delete_edges([r.id for r in relations])
         await self.graph.upsert_edges([_relation_of(u["src"], u["tgt"], u["data"])
                                        for u in updates.values()])
