@@ -13,6 +13,7 @@ import numpy as np
 from hexrag.adapters._vector_index_props import QueryTemplate
 from hexrag.adapters._vector_lightrag import scoped_hits
 from hexrag.adapters.postgres._errors import translate_errors
+from hexrag.adapters.postgres._rows import vector_text
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg, _timestamp
 from hexrag.adapters.postgres.vector_rows import (
     LightRAGVectorRows,
@@ -32,11 +33,6 @@ __all__ = ["LightRAGPgVectorIndex", "lightrag_vector_table"]
 
 def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _vector_text(vec: np.ndarray) -> str:
-    """pgvector's text form of a float32 vector (exact: ``repr`` of each float32 value)."""
-    return "[" + ",".join(map(repr, vec.astype(np.float32).tolist())) + "]"
 
 
 class LightRAGPgVectorIndex(PgVectorReads, QueryTemplate, _LightRAGPg):
@@ -118,7 +114,7 @@ class LightRAGPgVectorIndex(PgVectorReads, QueryTemplate, _LightRAGPg):
             # registration (a type lookup, one more round trip)
             rows = await self._fetch(
                 f"searching {self._name}", sql, self._workspace, 1 - self._threshold, limit,
-                _vector_text(q),
+                vector_text(q),
             )
             hits = scoped_hits([
                 VectorHit(record=self._rows.record(r, None), score=1.0 - float(r["distance"]))
