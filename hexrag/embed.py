@@ -35,6 +35,7 @@ from typing import Any
 from hexrag.bootstrap import compose_engine
 from hexrag.core.errors import ConfigurationError
 from hexrag.core.ingest.ids import entity_id, relation_id
+from hexrag.core.ingest.vector_contents import entity_vector_content, relation_vector_content
 from hexrag.core.model import Chunk, EngineSettings, Entity, Relation, VectorRecord
 from hexrag.core.query.engine import QueryEngine
 from hexrag.core.query.source_ids import parse_source_ids
@@ -49,12 +50,13 @@ SCOPE_METADATA_KEYS = ("product_id", "category_id")
 
 def entity_content(entity: Entity) -> str:
     """LightRAG's entity-vector content: ``"<name>\\n<description>"``."""
-    return f"{entity.name}\n{entity.description or ''}"
+    return entity_vector_content(entity.name, entity.description or "")
 
 
 def relation_content(rel: Relation) -> str:
     """LightRAG's relation-vector content: ``"<keywords>\\t<src>\\n<tgt>\\n<description>"``."""
-    return f"{rel.keywords or ''}\t{rel.src_id}\n{rel.tgt_id}\n{rel.description or ''}"
+    return relation_vector_content(rel.keywords or "", rel.src_id, rel.tgt_id,
+                                   rel.description or "")
 
 
 def relation(src: str, tgt: str, **fields: Any) -> Relation:
