@@ -40,7 +40,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from hexrag.api.deadlines import within
 from hexrag.api.limits import ApiLimits
-from hexrag.api.models import text_problem
+from hexrag.api.strict_json import json_body_problem
 from hexrag.core.errors import BackendTimeout, ConfigurationError, InvalidQuery
 from hexrag.core.tokenizer import count_tokens
 from hexrag.env import query_param
@@ -114,15 +114,17 @@ def _model_name(env: Mapping[str, str] | None = None) -> tuple[str, str]:
     return name, f"{name}:{tag}"
 
 
-def _reject_constant(value: str) -> Any:
-    raise ValueError(f"{value} is not valid JSON")
-
-
 async def _parse(request: Request, model: type[BaseModel], limits: ApiLimits) -> Any:
-    """The body as ``model`` (JSON whatever the content type, as LightRAG); 400/413."""
+    """The body as ``model`` (JSON whatever the content type, as LightRAG); 400/413.
+
+    Held to hexrag's strict JSON (:func:`~hexrag.api.strict_json.json_body_problem`) here too:
+    the middleware checks JSON content types only, and these routes read any."""
+    raw = await request.body()
+    refused = json_body_problem(raw)
+    if refused is not None:
+        raise HTTPException(400, f"Invalid JSON in request body: {refused[1]}")
     try:
-        body = json.loads(await request.body(), parse_constant=_reject_constant)
-        parsed = model.model_validate(body)
+        parsed = model.model_validate(json.loads(raw))
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         if isinstance(exc, ValidationError):
             fields = ", ".join(".".join(str(x) for x in e["loc"]) or "body" for e in exc.errors())
@@ -138,10 +140,6 @@ async def _parse(request: Request, model: type[BaseModel], limits: ApiLimits) ->
     texts += [getattr(parsed, "system", None) or "", getattr(parsed, "model", "")]
     if sum(len(t) for t in texts) > 2 * limits.max_query_chars:
         raise HTTPException(413, "Request payload exceeds the allowed size.")
-    for text in texts:
-        problem = text_problem(text)
-        if problem:
-            raise HTTPException(400, f"Invalid request body: text {problem}")
     return parsed
 
 
