@@ -5,13 +5,14 @@ own SQL (see :mod:`hexrag.adapters.postgres.lightrag_layout`).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hexrag.adapters._vector_index_props import QueryTemplate
-from hexrag.adapters._vector_lightrag import scoped_hits
+from hexrag.adapters._vector_lightrag import widened_hits
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._rows import vector_text
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg, _timestamp
@@ -107,22 +108,18 @@ class LightRAGPgVectorIndex(PgVectorReads, QueryTemplate, _LightRAGPg):
                                  cosine_distance(content_vector, $4::text::vector) AS distance
                           FROM {self._table} WHERE workspace = $1 OFFSET 0) AS scored
                       WHERE distance < $2 ORDER BY distance, id LIMIT $3"""
-        limit = top_k
-        scoped = scope is not None and not scope.is_empty
-        while True:
+
+        async def search(limit: int) -> list[VectorHit]:
             # the query vector travels in pgvector's text form: no per-connection codec
             # registration (a type lookup, one more round trip)
             rows = await self._fetch(
                 f"searching {self._name}", sql, self._workspace, 1 - self._threshold, limit,
                 vector_text(q),
             )
-            hits = scoped_hits([
-                VectorHit(record=self._rows.record(r, None), score=1.0 - float(r["distance"]))
-                for r in rows
-            ], scope)
-            if not scoped or len(hits) >= top_k or len(rows) < limit:
-                return hits[:top_k]
-            limit *= 4
+            return [VectorHit(record=self._rows.record(r, None), score=1.0 - float(r["distance"]))
+                    for r in rows]
+
+        return await widened_hits(search, top_k, scope, max_limit=sys.maxsize)
 
     def _row(self, r: VectorRecord) -> tuple[Any, ...]:
         if r.vector is None:
