@@ -40,6 +40,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from hexrag.api.deadlines import within
 from hexrag.api.limits import ApiLimits
+from hexrag.api.query_routes import ndjson_response
 from hexrag.api.strict_json import json_body_problem
 from hexrag.core.errors import BackendTimeout, ConfigurationError, InvalidQuery
 from hexrag.core.tokenizer import count_tokens
@@ -197,11 +198,6 @@ def add_ollama_routes(app: FastAPI, engine: Any, limits: ApiLimits) -> None:
                 "prompt_eval_duration": first - start, "eval_count": tokens(text),
                 "eval_duration": last - first}
 
-    def ndjson(lines: AsyncIterator[bytes]) -> StreamingResponse:
-        return StreamingResponse(lines, media_type="application/x-ndjson", headers={
-            "Cache-Control": "no-cache", "Connection": "keep-alive",
-            "X-Accel-Buffering": "no"})
-
     def streamed(answer: Any, start: int, prompt_tokens: int, chat: bool) -> StreamingResponse:
         def piece(text: str, **more: Any) -> bytes:
             if chat:
@@ -233,7 +229,7 @@ def add_ollama_routes(app: FastAPI, engine: Any, limits: ApiLimits) -> None:
             final = timings(start, first or start, last, prompt_tokens, "".join(total))
             yield piece("", **final) if chat else piece("", context=[], **final)
 
-        return ndjson(lines())
+        return ndjson_response(lines())
 
     def need_llm() -> Any:
         if engine.llm is None:

@@ -27,7 +27,7 @@ from hexrag.core.query.validation import validate_query
 
 log = logging.getLogger("hexrag.api")
 
-__all__ = ["NO_CONTEXT", "add_query_routes"]
+__all__ = ["NO_CONTEXT", "add_query_routes", "ndjson_response"]
 
 NO_CONTEXT = "No relevant context found for the query."
 T = TypeVar("T")
@@ -54,7 +54,8 @@ def _line(obj: Mapping[str, Any]) -> bytes:
     return (json.dumps(obj) + "\n").encode("utf-8")
 
 
-def _ndjson(lines: AsyncIterator[bytes]) -> StreamingResponse:
+def ndjson_response(lines: AsyncIterator[bytes]) -> StreamingResponse:
+    """A streamed NDJSON answer with LightRAG's headers (no caching, no proxy buffering)."""
     return StreamingResponse(lines, media_type="application/x-ndjson", headers={
         "Cache-Control": "no-cache", "Connection": "keep-alive", "X-Accel-Buffering": "no"})
 
@@ -108,18 +109,11 @@ def add_query_routes(app: FastAPI, engine: QueryEngine, limits: ApiLimits, metri
         content = result.content or ""
         elapsed = time.perf_counter() - started
         metrics.observe("/query", param.mode, result.raw_data, elapsed, cache_hit=result.cache_hit)
-        if not content:
-            return QueryResponse(
-                response=NO_CONTEXT,
-                references=refs,
-                response_time=round(elapsed, 3),
-                llm_generated=False,
-            )
         return QueryResponse(
-            response=content,
+            response=content or NO_CONTEXT,
             references=refs,
             response_time=round(elapsed, 3),
-            llm_generated=result.llm_generated,
+            llm_generated=bool(content) and result.llm_generated,
         )
 
     @app.post(
@@ -137,7 +131,7 @@ def add_query_routes(app: FastAPI, engine: QueryEngine, limits: ApiLimits, metri
         if req.include_progress:
             return _progress_stream(req, param, started)
         result = await bounded(engine.query_result(req.query, param))
-        return _answer_stream(req, param, result, started)
+        return ndjson_response(_answer_lines(req, param, result, started))
 
     def _progress_stream(req: QueryRequest, param: QueryParam, started: float
                          ) -> StreamingResponse:
@@ -171,7 +165,7 @@ def add_query_routes(app: FastAPI, engine: QueryEngine, limits: ApiLimits, metri
                     task.cancel()
                     await asyncio.gather(task, return_exceptions=True)
 
-        return _ndjson(lines())
+        return ndjson_response(lines())
 
     def _failed(exc: Exception) -> bytes:
         """The in-band failure line of a stream that has started."""
@@ -180,10 +174,6 @@ def add_query_routes(app: FastAPI, engine: QueryEngine, limits: ApiLimits, metri
         log.warning("stream failed (error_id=%s): %s", error_id, exc)
         return _line({"status": "failed", "error": safe_text(exc) or type(exc).__name__,
                       "error_id": error_id})
-
-    def _answer_stream(req: QueryRequest, param: QueryParam, result: QueryResult,
-                       started: float) -> StreamingResponse:
-        return _ndjson(_answer_lines(req, param, result, started))
 
     async def _answer_lines(req: QueryRequest, param: QueryParam, result: QueryResult,
                             started: float) -> AsyncIterator[bytes]:
