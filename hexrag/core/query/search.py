@@ -7,9 +7,9 @@ expansion keeps only entities and relations with at least one in-scope source.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Hashable
+from collections.abc import Awaitable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from hexrag.core.scope import chunk_in_scope, record_sources, sources_verdict
 from hexrag.domain.records import Entity, Relation
 from hexrag.ports import Embedder, VectorIndex
 from hexrag.ports.graph_store import NodeEdgesWithDegrees, NodesWithDegrees, PairEdgesByChunk
+
+_A = TypeVar("_A")
+_B = TypeVar("_B")
 
 __all__ = ["SearchResult", "perform_search", "relation_key"]
 
@@ -108,6 +111,11 @@ async def _settle_undecided(
 # ---------------------------------------------------------------------------------------
 
 
+async def _gather_pair(a: Awaitable[_A], b: Awaitable[_B]) -> tuple[_A, _B]:
+    x, y = await asyncio.gather(a, b)
+    return x, y
+
+
 async def _local(
     stores: Stores, run: QueryRun, vector: np.ndarray, strategy: str
 ) -> tuple[list[EntityItem], list[RelationItem]]:
@@ -116,13 +124,23 @@ async def _local(
     if not hits:
         return [], []
     names = [h.record.entity_name for h in hits]  # duplicates kept, as LightRAG does
-    if isinstance(stores.graph, NodesWithDegrees):
-        nodes, degrees = await stores.graph.get_nodes_with_degrees(names)  # type: ignore[arg-type]
+    graph = stores.graph
+    # the hits' edges (and their ends' degrees) are read while their nodes are: the edges of
+    # a hit dropped below (no node, out of scope) are read for nothing, one round trip less
+    early_edges = (
+        graph.get_node_edges_with_degrees(list(dict.fromkeys(names)))  # type: ignore[arg-type]
+        if isinstance(graph, NodeEdgesWithDegrees)
+        else None
+    )
+    if isinstance(graph, NodesWithDegrees):
+        node_read = graph.get_nodes_with_degrees(names)  # type: ignore[arg-type]
     else:
-        nodes, degrees = await asyncio.gather(
-            stores.graph.get_nodes(names),  # type: ignore[arg-type]
-            stores.graph.node_degrees(names),  # type: ignore[arg-type]
-        )
+        node_read = _gather_pair(graph.get_nodes(names), graph.node_degrees(names))  # type: ignore[arg-type]
+    if early_edges is None:
+        nodes, degrees = await node_read
+        edge_read = None
+    else:
+        (nodes, degrees), edge_read = await asyncio.gather(node_read, early_edges)
     entities = [
         EntityItem(
             entity=nodes[h.record.entity_name],  # type: ignore[index]
@@ -137,10 +155,9 @@ async def _local(
         return [], []
 
     order = list(dict.fromkeys(e.name for e in entities))
-    graph = stores.graph
     end_degrees: dict[str, int] | None = None
-    if isinstance(graph, NodeEdgesWithDegrees):  # the edges and their ends' degrees at once
-        edges_by_node, end_degrees = await graph.get_node_edges_with_degrees(order)
+    if edge_read is not None:  # the edges and their ends' degrees, read above
+        edges_by_node, end_degrees = edge_read
     else:
         edges_by_node = await graph.get_node_edges(order)
     picked: list[Relation] = []
