@@ -258,6 +258,17 @@ class PgAdapter:
             self._ready = False
             raise
 
+    async def _execute_many(self, action: str, sql: str, rows: list[Any]) -> None:
+        """``sql`` once per parameter tuple of ``rows`` (``executemany``), in one transaction."""
+        await self.ensure_tables()
+        try:
+            with translate_errors(action):
+                async with self._pool.acquire(timeout=self._timeout) as conn, conn.transaction():
+                    await conn.executemany(sql, rows, timeout=self._timeout)
+        except NotFound:
+            self._ready = False
+            raise
+
 
 class PgTableAdapter(PgAdapter):
     """A PostgreSQL adapter on one table, ``<prefix>_<_table_stem>``."""
