@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import gc
 import os
 import statistics
 import sys
@@ -403,6 +404,7 @@ async def _mode(args: argparse.Namespace, pick: str, mode: str, queries: list[An
         order = ("lr", "hx", "own") if i % 2 == 0 else ("own", "hx", "lr")
         out: dict[str, Any] = {}
         for side in order:
+            gc.collect()  # each side starts clean: no side pays for the other's garbage
             t0 = time.perf_counter()
             if side == "lr":
                 out[side] = await lightrag_query_data(rag, mode, q)

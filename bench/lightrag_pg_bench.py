@@ -9,6 +9,9 @@ default chunk-exact relation lookup), the embedder being the bench's determinist
 process and on one event loop it times LightRAG's ``aquery_data`` and hexrag's ``query_data``
 for every mode, keywords supplied (no LLM), median over the queries, sides alternating per
 query, and checks that both returned the same data (WEIGHT exactly, VECTOR chunks as sets).
+Every timed call starts after ``gc.collect()`` (both sides alike), so neither pays for the
+other's garbage: LightRAG's objects fill the same heap, and a full collection that they
+trigger would otherwise land in whichever side runs next.
 
 Printed per pick: the side-by-side table (with ``--before``, also hexrag as it was before stage
 3's head form: every candidate chunk read whole), hexrag's per-stage medians
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import gc
 import os
 import statistics
 import sys
@@ -163,6 +167,7 @@ async def _mode(args: argparse.Namespace, pick: str, mode: str, queries: list[An
         for side in order:
             if side == "old" and before is None:
                 continue
+            gc.collect()  # each side starts clean: no side pays for the other's garbage
             t0 = time.perf_counter()
             if side == "lr":
                 out[side] = await lightrag_query_data(rag, mode, q)

@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import gc
 import os
 import statistics
 import sys
@@ -326,6 +327,7 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
                     pool.on = main_side
                     if profiler is not None and main_side:
                         profiler.start()
+                    gc.collect()  # each side starts clean: none pays for another's garbage
                     t0 = time.perf_counter()
                     if side == "lr":
                         out[side] = await lightrag_query_data(rag, mode, q)
