@@ -20,6 +20,7 @@ __all__ = [
     "CHUNK_FIELDS",
     "chunk_from_json",
     "chunk_to_json",
+    "chunk_to_record",
     "decode_object",
     "encode_object",
 ]
@@ -56,8 +57,8 @@ def decode_object(raw: bytes | str, *, key: str) -> dict[str, Any]:
     return value
 
 
-def chunk_to_json(chunk: Chunk) -> str:
-    """The stored JSON text of ``chunk``.
+def chunk_to_record(chunk: Chunk) -> dict[str, Any]:
+    """The stored record of ``chunk`` (its fields, then its metadata).
 
     Raises :class:`~hexrag.core.errors.ConfigurationError` when a metadata key would
     shadow a core field (the flat record could not tell them apart on the way back).
@@ -75,7 +76,12 @@ def chunk_to_json(chunk: Chunk) -> str:
         "file_path": chunk.file_path,
     }
     record.update(chunk.metadata)
-    return encode_object(record)
+    return record
+
+
+def chunk_to_json(chunk: Chunk) -> str:
+    """The stored JSON text of ``chunk`` (:func:`chunk_to_record`, encoded)."""
+    return encode_object(chunk_to_record(chunk))
 
 
 def chunk_from_json(chunk_id: str, raw: bytes | str | Mapping[str, Any]) -> Chunk:

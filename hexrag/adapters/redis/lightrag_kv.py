@@ -17,13 +17,12 @@ the source held), one ``MGET`` / ``MSET`` / ``DEL`` per call, scans ``SCAN`` + `
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from hexrag.adapters.redis.layouts import LightRAGRedisLayout
 from hexrag.adapters.redis.lightrag_layout import LightRAGRedisCache
 from hexrag.domain.errors import ConfigurationError
-from hexrag.ports.cache import KV_NAMESPACES, PORT_CACHE_TRAITS, CacheTraits
+from hexrag.ports.cache import KV_NAMESPACES
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -33,7 +32,10 @@ __all__ = ["LightRAGRedisKV"]
 
 class LightRAGRedisKV(LightRAGRedisCache):
     """``[<ws>_]<namespace>:*`` (one of LightRAG's document-side namespaces) as a
-    :class:`~hexrag.ports.Cache`; records are stored exactly as given."""
+    :class:`~hexrag.ports.Cache`; records are stored exactly as given (LightRAG's layout
+    without stamps, so the port's own rule)."""
+
+    _layout = LightRAGRedisLayout(stamps=False)
 
     def __init__(
         self, client: Redis, *, namespace: str, workspace: str = "", owns_client: bool = False
@@ -52,16 +54,3 @@ class LightRAGRedisKV(LightRAGRedisCache):
     ) -> LightRAGRedisKV:
         """A store on a new client for ``url``; no connection is opened until first use."""
         return cls._with_new_client(url, client_options, namespace=namespace, workspace=workspace)
-
-    @property
-    def traits(self) -> CacheTraits:
-        """Records are stored as given: nothing is stamped (the port's own rule)."""
-        return PORT_CACHE_TRAITS
-
-    async def set_many(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
-        """Store records as given, serialised as ``RedisKVStorage`` does (one ``MSET``)."""
-        if not entries:
-            return
-        mapping = {self.key(str(k)): json.dumps(dict(v))
-                   for k, v in entries.items()}
-        await self._mset(mapping, "set_many")
