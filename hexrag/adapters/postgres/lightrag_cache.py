@@ -8,7 +8,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
@@ -82,20 +81,18 @@ class LightRAGPgCache(_LightRAGPg):
                 value.get("return"), value.get("chunk_id"), value.get("cache_type"),
                 None if query is None else json.dumps(query, ensure_ascii=False),
             ))
-        with translate_errors(f"writing {len(rows)} rows into lightrag_llm_cache"):
-            async with self._pool.acquire(timeout=self._timeout) as conn, conn.transaction():
-                await conn.executemany(
-                    """INSERT INTO lightrag_llm_cache (workspace, id, original_prompt,
-                           return_value, chunk_id, cache_type, queryparam)
-                       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)
-                       ON CONFLICT (workspace, id) DO UPDATE
-                       SET original_prompt = EXCLUDED.original_prompt,
-                           return_value = EXCLUDED.return_value, chunk_id = EXCLUDED.chunk_id,
-                           cache_type = EXCLUDED.cache_type, queryparam = EXCLUDED.queryparam,
-                           update_time = CURRENT_TIMESTAMP""",
-                    rows,
-                    timeout=self._timeout,
-                )
+        await self._execute_many(
+            f"writing {len(rows)} rows into lightrag_llm_cache",
+            """INSERT INTO lightrag_llm_cache (workspace, id, original_prompt,
+                   return_value, chunk_id, cache_type, queryparam)
+               VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)
+               ON CONFLICT (workspace, id) DO UPDATE
+               SET original_prompt = EXCLUDED.original_prompt,
+                   return_value = EXCLUDED.return_value, chunk_id = EXCLUDED.chunk_id,
+                   cache_type = EXCLUDED.cache_type, queryparam = EXCLUDED.queryparam,
+                   update_time = CURRENT_TIMESTAMP""",
+            rows,
+        )
 
     async def delete_many(self, keys: Sequence[str]) -> None:
         """Remove keys; unknown keys are ignored."""

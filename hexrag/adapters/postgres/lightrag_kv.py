@@ -233,10 +233,7 @@ class LightRAGPgKV(_LightRAGPg):
         await self._many(sql, rows)
 
     async def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        await self.ensure_tables()
-        with translate_errors(f"writing {len(rows)} rows into {self._table}"):
-            async with self._pool.acquire(timeout=self._timeout) as conn, conn.transaction():
-                await conn.executemany(sql, rows, timeout=self._timeout)
+        await self._execute_many(f"writing {len(rows)} rows into {self._table}", sql, rows)
 
     async def delete_many(self, keys: Sequence[str]) -> None:
         """Remove keys; unknown keys are ignored."""
