@@ -234,7 +234,11 @@ def _agreement(lr_url: str, hx_url: str, payloads: list[dict[str, Any]]) -> tupl
     for body in payloads:
         lr = httpx.post(lr_url + "/query/data", json=body, timeout=60).json()
         hx = httpx.post(hx_url + "/query/data", json=body, timeout=60).json()
-        same += not diff_query_data(lr, hx)
+        diff = diff_query_data(lr, hx)
+        same += not diff
+        if diff:  # say what differs, so a disagreement can be looked into
+            print(f"  differs ({body.get('mode')}, {body.get('query', '')[:40]!r}): "
+                  f"{str(diff)[:300]}", flush=True)
     return same, len(payloads)
 
 
