@@ -224,29 +224,38 @@ class PgAdapter:
             self._ready = False
             raise
 
+    async def _fetch_ids(self, action: str, sql: str, ids: Sequence[str], *args: Any) -> list[Any]:
+        """:meth:`_fetch` of ``sql`` with ``ids`` (each once) as ``$1::text[]`` and ``args``
+        from ``$2``; no statement (no rows) for no ids. ``{n}`` in ``action`` is their number."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return []
+        return await self._fetch(action.replace("{n}", str(len(wanted))), sql, wanted, *args)
+
+    async def _execute_ids(self, action: str, sql: str, ids: Sequence[str], *args: Any) -> None:
+        """:meth:`_execute` of ``sql`` with ``ids`` (each once) as ``$1::text[]`` and ``args``
+        from ``$2``; no statement for no ids. ``{n}`` in ``action`` is their number."""
+        wanted = list(dict.fromkeys(ids))
+        if wanted:
+            await self._execute(action.replace("{n}", str(len(wanted))), sql, wanted, *args)
+
     async def _rows_by_id(
         self, table: str, columns: str, ids: Sequence[str], what: str
     ) -> dict[str, Any]:
         """Rows of ``table`` whose ``id`` is in ``ids`` (one statement), keyed by id."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return {}
-        rows = await self._fetch(
-            f"reading {len(wanted)} {what} from {table}",
+        rows = await self._fetch_ids(
+            f"reading {{n}} {what} from {table}",
             f"SELECT {columns} FROM {table} WHERE id = ANY($1::text[])",
-            wanted,
+            ids,
         )
         return {row["id"]: row for row in rows}
 
     async def _delete_ids(self, table: str, ids: Sequence[str], what: str) -> None:
         """Delete the rows of ``table`` whose ``id`` is in ``ids`` (one statement)."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return
-        await self._execute(
-            f"deleting {len(wanted)} {what} from {table}",
+        await self._execute_ids(
+            f"deleting {{n}} {what} from {table}",
             f"DELETE FROM {table} WHERE id = ANY($1::text[])",
-            wanted,
+            ids,
         )
 
     async def _execute(self, action: str, sql: str, *args: Any) -> None:

@@ -64,15 +64,12 @@ class PgCache(PgTableAdapter):
 
     async def get_many(self, keys: Sequence[str]) -> list[dict[str, Any] | None]:
         """Entries in request order, ``None`` for a missing key."""
-        wanted = list(dict.fromkeys(keys))
-        if not wanted:
-            return []
-        rows = await self._fetch(
-            f"reading {len(wanted)} cache entries from {self._table}",
+        rows = await self._fetch_ids(
+            f"reading {{n}} cache entries from {self._table}",
             f"""SELECT key, value::text AS value FROM {self._table}
-                WHERE namespace = $1 AND key = ANY($2::text[])""",
+                WHERE key = ANY($1::text[]) AND namespace = $2""",
+            keys,
             self._namespace,
-            wanted,
         )
         found = {row["key"]: row["value"] for row in rows}
         # Decoded per request position, so duplicate keys never share one mutable dict.
@@ -98,14 +95,11 @@ class PgCache(PgTableAdapter):
 
     async def delete_many(self, keys: Sequence[str]) -> None:
         """Remove keys; unknown keys are ignored."""
-        wanted = list(dict.fromkeys(keys))
-        if not wanted:
-            return
-        await self._execute(
-            f"deleting {len(wanted)} cache entries from {self._table}",
-            f"DELETE FROM {self._table} WHERE namespace = $1 AND key = ANY($2::text[])",
+        await self._execute_ids(
+            f"deleting {{n}} cache entries from {self._table}",
+            f"DELETE FROM {self._table} WHERE key = ANY($1::text[]) AND namespace = $2",
+            keys,
             self._namespace,
-            wanted,
         )
 
     async def clear(self) -> None:

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.adapters.postgres._presence import chunks_with_presence
 from hexrag.adapters.postgres._rows import chunk_to_row, row_to_chunk, rows_document
 from hexrag.adapters.postgres.lightrag_base import _timestamp
@@ -194,22 +195,13 @@ class LightRAGChunkRows(ChunkRows):
         )
 
 
-class PgChunks:
+class PgChunks(PgAdapter):
     """The :class:`~hexrag.ports.ChunkStore` port on a :class:`ChunkRows` layout (one
-    statement per call, none when there is nothing to do); mixed into a
-    :class:`~hexrag.adapters.postgres._base.PgAdapter` that sets ``_layout``."""
+    statement per call, none when there is nothing to do); a store class derives from it and
+    its construction base (:class:`~hexrag.adapters.postgres._base.PgTableAdapter`,
+    ``_LightRAGPg``) and sets ``_layout``."""
 
     _layout: ChunkRows
-
-    if TYPE_CHECKING:  # PgAdapter's statements
-
-        async def _fetch(self, action: str, sql: str, *args: Any) -> list[Any]: ...
-
-        async def _fetchval(self, action: str, sql: str, *args: Any) -> Any: ...
-
-        async def _execute(self, action: str, sql: str, *args: Any) -> None: ...
-
-        async def _execute_many(self, action: str, sql: str, rows: list[Any]) -> None: ...
 
     @property
     def traits(self) -> ChunkStoreTraits:
@@ -232,14 +224,11 @@ class PgChunks:
 
     async def get_chunks(self, ids: Sequence[str]) -> list[Chunk | None]:
         """Chunks in request order (duplicates repeated), ``None`` for a missing id."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return []
         layout, (cond, args) = self._layout, self._layout.where(2)
-        rows = await self._fetch(
-            f"reading {len(wanted)} chunks from {layout.name}",
+        rows = await self._fetch_ids(
+            f"reading {{n}} chunks from {layout.name}",
             f"SELECT {layout.columns} FROM {layout.table} WHERE id = ANY($1::text[]) AND {cond}",
-            wanted, *args,
+            ids, *args,
         )
         found = {r["id"]: layout.chunk(r) for r in rows}
         return [found.get(i) for i in ids]
@@ -268,14 +257,11 @@ class PgChunks:
 
     async def delete_chunks(self, ids: Sequence[str]) -> None:
         """Remove chunks by id; unknown ids are ignored."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return
         layout, (cond, args) = self._layout, self._layout.where(2)
-        await self._execute(
-            f"deleting {len(wanted)} chunks from {layout.name}",
+        await self._execute_ids(
+            f"deleting {{n}} chunks from {layout.name}",
             f"DELETE FROM {layout.table} WHERE id = ANY($1::text[]) AND {cond}",
-            wanted, *args,
+            ids, *args,
         )
 
     async def count(self) -> int:

@@ -157,27 +157,21 @@ class PgDocumentStore(PgAdapter):
     ) -> list[Fragment]:
         """The fragments meeting ``condition`` (a constant of this class; ``$1`` is the
         distinct ``keys``), sorted by ``(seq, pos, chunk_id)``; no statement for no keys."""
-        wanted = list(dict.fromkeys(keys))
-        if not wanted:
-            return []
-        rows = await self._fetch(
-            f"reading the fragments {relation} {len(wanted)} {noun} from {self._frags}",
+        rows = await self._fetch_ids(
+            f"reading the fragments {relation} {{n}} {noun} from {self._frags}",
             f"""SELECT {_FRAGMENT_COLUMNS} FROM {self._frags}
                 WHERE {condition}
                 ORDER BY seq, pos, chunk_id""",
-            wanted,
+            keys,
         )
         return [_fragment(r) for r in rows]
 
     async def delete_fragments_of_chunks(self, chunk_ids: Sequence[str]) -> None:
         """Remove every fragment of these chunks (one statement)."""
-        wanted = list(dict.fromkeys(chunk_ids))
-        if not wanted:
-            return
-        await self._execute(
-            f"deleting the fragments of {len(wanted)} chunks from {self._frags}",
+        await self._execute_ids(
+            f"deleting the fragments of {{n}} chunks from {self._frags}",
             f"DELETE FROM {self._frags} WHERE chunk_id = ANY($1::text[])",
-            wanted,
+            chunk_ids,
         )
 
     async def count_fragments(self) -> int:

@@ -51,14 +51,25 @@ class _LightRAGPg(PgAdapter):
     async def _delete_workspace_ids(self, table: str, ids: Sequence[str]) -> None:
         """Delete this workspace's rows of ``table`` whose ``id`` is in ``ids`` (one
         statement; none for no ids)."""
-        wanted = list(dict.fromkeys(ids))
-        if wanted:
-            await self._execute(
-                f"deleting from {table}",
-                f"DELETE FROM {table} WHERE workspace = $1 AND id = ANY($2::text[])",
-                self._workspace,
-                wanted,
-            )
+        await self._execute_ids(
+            f"deleting from {table}",
+            f"DELETE FROM {table} WHERE id = ANY($1::text[]) AND workspace = $2",
+            ids,
+            self._workspace,
+        )
+
+    async def _workspace_rows(
+        self, table: str, columns: str, ids: Sequence[str]
+    ) -> dict[str, Any]:
+        """``columns`` of this workspace's rows of ``table`` whose ``id`` is in ``ids`` (one
+        statement; none for no ids), keyed by id."""
+        rows = await self._fetch_ids(
+            f"reading {table}",
+            f"SELECT {columns} FROM {table} WHERE id = ANY($1::text[]) AND workspace = $2",
+            ids,
+            self._workspace,
+        )
+        return {r["id"]: r for r in rows}
 
     async def _scan_workspace(
         self, table: str, columns: str, cursor: str | None, limit: int

@@ -56,17 +56,7 @@ class LightRAGPgCache(_LightRAGPg):
 
     async def get_many(self, keys: Sequence[str]) -> list[dict[str, Any] | None]:
         """Entries in request order, ``None`` for a missing key (one statement)."""
-        wanted = list(dict.fromkeys(keys))
-        if not wanted:
-            return []
-        rows = await self._fetch(
-            "reading lightrag_llm_cache",
-            f"SELECT {_CACHE_COLUMNS} FROM lightrag_llm_cache "
-            "WHERE workspace = $1 AND id = ANY($2::text[])",
-            self._workspace,
-            wanted,
-        )
-        found = {r["id"]: r for r in rows}
+        found = await self._workspace_rows("lightrag_llm_cache", _CACHE_COLUMNS, keys)
         return [self._entry(found[k]) if k in found else None for k in keys]
 
     async def set_many(self, entries: Mapping[str, Mapping[str, Any]]) -> None:

@@ -155,16 +155,7 @@ class LightRAGPgKV(_LightRAGPg):
 
     async def get_many(self, keys: Sequence[str]) -> list[dict[str, Any] | None]:
         """Records in request order, ``None`` for a missing key (one statement)."""
-        wanted = list(dict.fromkeys(keys))
-        if not wanted:
-            return []
-        rows = await self._fetch(
-            f"reading {self._table}",
-            f"SELECT {self._columns} FROM {self._table} "
-            "WHERE workspace = $1 AND id = ANY($2::text[])",
-            self._workspace, wanted,
-        )
-        found = {r["id"]: r for r in rows}
+        found = await self._workspace_rows(self._table, self._columns, keys)
         return [self._entry(found[k]) if k in found else None for k in keys]
 
     async def set_many(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
