@@ -7,12 +7,10 @@ See :mod:`hexrag.adapters.postgres.lightrag_layout` for the layout itself.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.domain.errors import ConfigurationError
-from hexrag.ports.scan import check_scan_limit
 
 if TYPE_CHECKING:
     import asyncpg
@@ -47,42 +45,3 @@ class _LightRAGPg(PgAdapter):
     def workspace(self) -> str:
         """LightRAG's workspace (the ``workspace`` column)."""
         return self._workspace
-
-    async def _delete_workspace_ids(self, table: str, ids: Sequence[str]) -> None:
-        """Delete this workspace's rows of ``table`` whose ``id`` is in ``ids`` (one
-        statement; none for no ids)."""
-        await self._execute_ids(
-            f"deleting from {table}",
-            f"DELETE FROM {table} WHERE id = ANY($1::text[]) AND workspace = $2",
-            ids,
-            self._workspace,
-        )
-
-    async def _workspace_rows(
-        self, table: str, columns: str, ids: Sequence[str]
-    ) -> dict[str, Any]:
-        """``columns`` of this workspace's rows of ``table`` whose ``id`` is in ``ids`` (one
-        statement; none for no ids), keyed by id."""
-        rows = await self._fetch_ids(
-            f"reading {table}",
-            f"SELECT {columns} FROM {table} WHERE id = ANY($1::text[]) AND workspace = $2",
-            ids,
-            self._workspace,
-        )
-        return {r["id"]: r for r in rows}
-
-    async def _scan_workspace(
-        self, table: str, columns: str, cursor: str | None, limit: int
-    ) -> list[Any]:
-        """One scan page of this workspace's rows of ``table``: ``columns`` of at most
-        ``limit`` rows by id, after the id ``cursor`` (``None``: from the start)."""
-        check_scan_limit(limit)
-        return await self._fetch(
-            f"scanning {table}",
-            f"""SELECT {columns} FROM {table}
-                WHERE workspace = $1 AND ($2::text IS NULL OR id > $2::text)
-                ORDER BY id LIMIT $3""",
-            self._workspace,
-            cursor,
-            limit,
-        )

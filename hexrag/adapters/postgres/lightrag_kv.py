@@ -32,14 +32,14 @@ LightRAG's DDL (what LightRAG does when it initialises its storages).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hexrag.adapters.postgres._errors import translate_errors
+from hexrag.adapters.postgres.kv_rows import LightRAGRows, PgKV
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg
 from hexrag.domain.errors import ConfigurationError
 from hexrag.ports.cache import KV_NAMESPACES
-from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 if TYPE_CHECKING:
     import asyncpg
@@ -111,96 +111,7 @@ def _epoch(value: Any) -> int | None:
     return int(value)
 
 
-class LightRAGPgKV(_LightRAGPg):
-    """One LightRAG document-side table as a :class:`~hexrag.ports.Cache` (module
-    docstring); ``namespace`` names it."""
-
-    _kind = "LightRAG key-value table"
-
-    def __init__(
-        self,
-        pool: asyncpg.Pool,
-        *,
-        namespace: str,
-        workspace: str,
-        timeout: float | None = None,
-    ) -> None:
-        super().__init__(pool, workspace=workspace, timeout=timeout)
-        if namespace not in KV_NAMESPACES:
-            raise ConfigurationError(
-                f"unknown key-value namespace {namespace!r}; expected one of "
-                f"{list(KV_NAMESPACES)}"
-            )
-        self.namespace = namespace
-        self._table = LIGHTRAG_KV_TABLES[namespace]
-        if namespace == "full_docs":
-            self._columns = _DOC_COLUMNS
-        else:
-            column = _LIST_COLUMN[namespace]
-            self._columns = f"id, {column}::text AS {column}, count, {_TIMES}"
-
-    def _entry(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        out = dict(row)
-        if self.namespace == "full_docs":
-            options = _json(out.get("chunk_options"), {})
-            out["chunk_options"] = options if isinstance(options, dict) else {}
-            return out
-        column = _LIST_COLUMN[self.namespace]
-        values = _json(out.get(column), [])
-        out[column] = values if isinstance(values, list) else []
-        created = out.get("create_time") or 0
-        out["create_time"] = created
-        out["update_time"] = out.get("update_time") or created
-        return out
-
-    async def get_many(self, keys: Sequence[str]) -> list[dict[str, Any] | None]:
-        """Records in request order, ``None`` for a missing key (one statement)."""
-        found = await self._workspace_rows(self._table, self._columns, keys)
-        return [self._entry(found[k]) if k in found else None for k in keys]
-
-    async def set_many(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
-        """Store records with LightRAG's upsert (one transaction)."""
-        if not entries:
-            return
-        if self.namespace == "full_docs":
-            await self._set_docs(entries)
-            return
-        column = _LIST_COLUMN[self.namespace]
-        rows = []
-        for key, value in entries.items():
-            values = value.get(column)
-            if not isinstance(values, list):
-                raise ConfigurationError(
-                    f"a {self.namespace} record needs a {column!r} list (key {key!r})")
-            count = value.get("count")
-            rows.append((self._workspace, str(key), json.dumps(values, ensure_ascii=False),
-                         int(count) if isinstance(count, int) else len(values),
-                         _epoch(value.get("create_time")), _epoch(value.get("update_time"))))
-        sql = f"""INSERT INTO {self._table} (workspace, id, {column}, count, create_time,
-                      update_time)
-                  VALUES ($1, $2, $3::jsonb, $4,
-                          COALESCE(to_timestamp($5::bigint), CURRENT_TIMESTAMP)
-                              AT TIME ZONE 'UTC',
-                          COALESCE(to_timestamp($6::bigint), CURRENT_TIMESTAMP)
-                              AT TIME ZONE 'UTC')
-                  ON CONFLICT (workspace, id) DO UPDATE
-                  SET {column} = EXCLUDED.{column}, count = EXCLUDED.count,
-                      update_time = EXCLUDED.update_time"""
-        await self._many(sql, rows)
-
-    async def _set_docs(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
-        rows = []
-        for key, v in entries.items():
-            if not isinstance(v.get("content"), str):
-                raise ConfigurationError(f"a full_docs record needs its content (key {key!r})")
-            rows.append((
-                str(key), v["content"], v.get("file_path", ""), self._workspace,
-                v.get("sidecar_location"), v.get("parse_format"), v.get("content_hash"),
-                v.get("process_options"),
-                json.dumps(v.get("chunk_options") or {}, ensure_ascii=False),
-                v.get("parse_engine"),
-            ))
-        sql = """INSERT INTO LIGHTRAG_DOC_FULL (id, content, doc_name, workspace,
+_DOC_UPSERT = """INSERT INTO LIGHTRAG_DOC_FULL (id, content, doc_name, workspace,
                      sidecar_location, parse_format, content_hash, process_options,
                      chunk_options, parse_engine)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10)
@@ -221,24 +132,98 @@ class LightRAGPgKV(_LightRAGPg):
                      parse_engine = COALESCE(NULLIF(EXCLUDED.parse_engine, ''),
                                              LIGHTRAG_DOC_FULL.parse_engine),
                      update_time = CURRENT_TIMESTAMP"""
-        await self._many(sql, rows)
 
-    async def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        await self._execute_many(f"writing {len(rows)} rows into {self._table}", sql, rows)
 
-    async def delete_many(self, keys: Sequence[str]) -> None:
-        """Remove keys; unknown keys are ignored."""
-        await self._delete_workspace_ids(self._table, keys)
+class LightRAGKVRows(LightRAGRows):
+    """One workspace of the LightRAG table of a document-side ``namespace`` (module
+    docstring), read as ``PGKVStorage.get_by_ids`` reads it, written with its upserts."""
 
-    async def clear(self) -> None:
-        """Remove every row of this workspace."""
-        await self._execute(f"clearing {self._table}",
-                            f"DELETE FROM {self._table} WHERE workspace = $1", self._workspace)
+    def __init__(self, namespace: str, workspace: str) -> None:
+        if namespace not in KV_NAMESPACES:
+            raise ConfigurationError(
+                f"unknown key-value namespace {namespace!r}; expected one of "
+                f"{list(KV_NAMESPACES)}"
+            )
+        super().__init__(LIGHTRAG_KV_TABLES[namespace], workspace)
+        self.namespace = namespace
+        if namespace == "full_docs":
+            self.columns = _DOC_COLUMNS
+        else:
+            column = _LIST_COLUMN[namespace]
+            self.columns = f"id, {column}::text AS {column}, count, {_TIMES}"
 
-    async def scan_entries(
-        self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
-    ) -> Page[tuple[str, dict[str, Any]]]:
-        """A page of ``(key, record)`` by key."""
-        rows = await self._scan_workspace(self._table, self._columns, cursor, limit)
-        items = [(r["id"], self._entry(r)) for r in rows]
-        return Page(items, items[-1][0] if len(items) == limit else None)
+    def entry(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """The row's record: ``chunk_options`` / the list column parsed (the empty value when
+        unreadable), ``update_time`` falling back to ``create_time``."""
+        out = dict(row)
+        if self.namespace == "full_docs":
+            options = _json(out.get("chunk_options"), {})
+            out["chunk_options"] = options if isinstance(options, dict) else {}
+            return out
+        column = _LIST_COLUMN[self.namespace]
+        values = _json(out.get(column), [])
+        out[column] = values if isinstance(values, list) else []
+        created = out.get("create_time") or 0
+        out["create_time"] = created
+        out["update_time"] = out.get("update_time") or created
+        return out
+
+    def upsert(self, entries: Mapping[str, Mapping[str, Any]]) -> tuple[str, list[Any]]:
+        """LightRAG's statement of the table, once per record; a record without its content
+        (``full_docs``) or its list is a :class:`ConfigurationError`."""
+        if self.namespace == "full_docs":
+            return _DOC_UPSERT, [self._doc_row(key, v) for key, v in entries.items()]
+        column = _LIST_COLUMN[self.namespace]
+        rows = []
+        for key, value in entries.items():
+            values = value.get(column)
+            if not isinstance(values, list):
+                raise ConfigurationError(
+                    f"a {self.namespace} record needs a {column!r} list (key {key!r})")
+            count = value.get("count")
+            rows.append((self.workspace, str(key), json.dumps(values, ensure_ascii=False),
+                         int(count) if isinstance(count, int) else len(values),
+                         _epoch(value.get("create_time")), _epoch(value.get("update_time"))))
+        sql = f"""INSERT INTO {self.table} (workspace, id, {column}, count, create_time,
+                      update_time)
+                  VALUES ($1, $2, $3::jsonb, $4,
+                          COALESCE(to_timestamp($5::bigint), CURRENT_TIMESTAMP)
+                              AT TIME ZONE 'UTC',
+                          COALESCE(to_timestamp($6::bigint), CURRENT_TIMESTAMP)
+                              AT TIME ZONE 'UTC')
+                  ON CONFLICT (workspace, id) DO UPDATE
+                  SET {column} = EXCLUDED.{column}, count = EXCLUDED.count,
+                      update_time = EXCLUDED.update_time"""
+        return sql, rows
+
+    def _doc_row(self, key: str, v: Mapping[str, Any]) -> tuple[Any, ...]:
+        if not isinstance(v.get("content"), str):
+            raise ConfigurationError(f"a full_docs record needs its content (key {key!r})")
+        return (
+            str(key), v["content"], v.get("file_path", ""), self.workspace,
+            v.get("sidecar_location"), v.get("parse_format"), v.get("content_hash"),
+            v.get("process_options"),
+            json.dumps(v.get("chunk_options") or {}, ensure_ascii=False),
+            v.get("parse_engine"),
+        )
+
+
+class LightRAGPgKV(PgKV, _LightRAGPg):
+    """One LightRAG document-side table as a :class:`~hexrag.ports.Cache` (module
+    docstring); ``namespace`` names it. :class:`~hexrag.adapters.postgres.kv_rows.PgKV` on
+    the :class:`LightRAGKVRows` layout."""
+
+    _kind = "LightRAG key-value table"
+    _layout: LightRAGKVRows
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        *,
+        namespace: str,
+        workspace: str,
+        timeout: float | None = None,
+    ) -> None:
+        super().__init__(pool, workspace=workspace, timeout=timeout)
+        self._layout = LightRAGKVRows(namespace, workspace)
+        self.namespace = namespace
