@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, TypedDict
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres._sql import TableNames
 from hexrag.domain.errors import ConfigurationError, NotFound
+from hexrag.ports.scan import check_scan_limit
 
 if TYPE_CHECKING:
     import asyncpg
@@ -238,6 +239,29 @@ class PgAdapter:
         wanted = list(dict.fromkeys(ids))
         if wanted:
             await self._execute(action.replace("{n}", str(len(wanted))), sql, wanted, *args)
+
+    async def _keyset_page(
+        self,
+        what: str,
+        table: str,
+        columns: str,
+        cursor: str | None,
+        limit: int,
+        where: tuple[str, list[Any]] = ("TRUE", []),
+        key: str = "id",
+    ) -> list[Any]:
+        """One scan page (one statement): ``columns`` of at most ``limit`` rows of ``table``
+        meeting ``where`` (a condition with its parameters, numbered from ``$3``) by ``key``,
+        after the key ``cursor`` (``None``: from the start)."""
+        check_scan_limit(limit)
+        cond, args = where
+        return await self._fetch(
+            f"scanning {what}",
+            f"""SELECT {columns} FROM {table}
+                WHERE ($1::text IS NULL OR {key} > $1::text) AND {cond}
+                ORDER BY {key} LIMIT $2""",
+            cursor, limit, *args,
+        )
 
     async def _rows_by_id(
         self, table: str, columns: str, ids: Sequence[str], what: str

@@ -30,7 +30,7 @@ from hexrag.adapters.postgres.lightrag_base import _timestamp
 from hexrag.adapters.postgres.lightrag_rows import CHUNK_COLUMNS, chunk_from_row
 from hexrag.domain.records import Chunk
 from hexrag.ports.chunk_store import PORT_CHUNK_TRAITS, ChunkStoreTraits
-from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 __all__ = ["ChunkRows", "HexragChunkRows", "LightRAGChunkRows", "PgChunks"]
 
@@ -276,13 +276,9 @@ class PgChunks(PgAdapter):
     ) -> Page[Chunk]:
         """A page of chunks by id (keyset on the primary key, one statement;
         :class:`~hexrag.ports.scan.ScansChunks`)."""
-        check_scan_limit(limit)
-        layout, (cond, args) = self._layout, self._layout.where(3)
-        rows = await self._fetch(
-            f"scanning {layout.name}",
-            f"""SELECT {layout.columns} FROM {layout.table}
-                WHERE ($1::text IS NULL OR id > $1::text) AND {cond} ORDER BY id LIMIT $2""",
-            cursor, limit, *args,
+        layout = self._layout
+        rows = await self._keyset_page(
+            layout.name, layout.table, layout.columns, cursor, limit, layout.where(3)
         )
         items = [layout.chunk(r) for r in rows]
         return Page(items, items[-1].id if len(items) == limit else None)

@@ -22,7 +22,7 @@ from typing import Any
 
 from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.adapters.postgres._rows import decode_json, encode_json
-from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page, check_scan_limit
+from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
 
 __all__ = ["HexragKVRows", "KVRows", "LightRAGCacheRows", "LightRAGRows", "PgKV"]
 
@@ -226,15 +226,9 @@ class PgKV(PgAdapter):
     ) -> Page[tuple[str, dict[str, Any]]]:
         """A page of ``(key, entry)`` by key (keyset on the primary key, one statement;
         :class:`~hexrag.ports.scan.ScansCache`)."""
-        check_scan_limit(limit)
-        layout, (cond, args) = self._layout, self._layout.where(3)
-        key = layout.key
-        rows = await self._fetch(
-            f"scanning {layout.name}",
-            f"""SELECT {layout.columns} FROM {layout.table}
-                WHERE ($1::text IS NULL OR {key} > $1::text) AND {cond}
-                ORDER BY {key} LIMIT $2""",
-            cursor, limit, *args,
+        layout = self._layout
+        rows = await self._keyset_page(
+            layout.name, layout.table, layout.columns, cursor, limit, layout.where(3), layout.key
         )
         items = [(row["id"], layout.entry(row)) for row in rows]
         return Page(items, items[-1][0] if len(items) == limit else None)
