@@ -28,15 +28,22 @@ def _timestamp(epoch: Any) -> _dt.datetime | None:
 
 
 class _LightRAGPg(PgAdapter):
-    """Common plumbing: LightRAG's tables already exist (never created here)."""
+    """Common plumbing: LightRAG's tables already exist (never created here). A class whose
+    layout strategy depends on the workspace alone names it in ``_layout_of`` (the layout is
+    ``_layout_of(workspace)``) and needs no constructor of its own."""
 
     _kind: ClassVar[str] = "LightRAG layout"
+    _layout_of: ClassVar[type | None] = None
 
-    def __init__(self, pool: asyncpg.Pool, *, workspace: str, timeout: float | None) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, *, workspace: str, timeout: float | None = None
+    ) -> None:
         super().__init__(pool, table_prefix="lightrag", timeout=timeout, create_tables=False)
         if not isinstance(workspace, str) or not workspace:
             raise ConfigurationError("a LightRAG workspace must be a non-empty string")
         self._workspace = workspace
+        if self._layout_of is not None:
+            self._layout = self._layout_of(workspace)
 
     def _ddl(self) -> str:
         return ""

@@ -4,13 +4,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from hexrag.adapters.postgres.kv_rows import LightRAGCacheRows, PgKV
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg
-
-if TYPE_CHECKING:
-    import asyncpg
 
 __all__ = ["LightRAGPgCache"]
 
@@ -24,9 +19,4 @@ class LightRAGPgCache(PgKV, _LightRAGPg):
     :class:`~hexrag.adapters.postgres.kv_rows.LightRAGCacheRows` layout."""
 
     _kind = "LightRAG LLM cache table"
-
-    def __init__(
-        self, pool: asyncpg.Pool, *, workspace: str, timeout: float | None = None
-    ) -> None:
-        super().__init__(pool, workspace=workspace, timeout=timeout)
-        self._layout = LightRAGCacheRows(workspace)
+    _layout_of = LightRAGCacheRows

@@ -5,14 +5,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hexrag.adapters.postgres.chunk_rows import LightRAGChunkRows, PgChunks
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg
 from hexrag.domain.records import Chunk
-
-if TYPE_CHECKING:
-    import asyncpg
 
 __all__ = ["LightRAGPgChunkStore", "chunk_from_kv"]
 
@@ -24,12 +21,7 @@ class LightRAGPgChunkStore(PgChunks, _LightRAGPg):
     LightRAG's columns and its own upsert statement)."""
 
     _kind = "LightRAG chunk table"
-
-    def __init__(
-        self, pool: asyncpg.Pool, *, workspace: str, timeout: float | None = None
-    ) -> None:
-        super().__init__(pool, workspace=workspace, timeout=timeout)
-        self._layout = LightRAGChunkRows(workspace)
+    _layout_of = LightRAGChunkRows
 
 
 def chunk_from_kv(chunk_id: str, value: Mapping[str, Any]) -> Chunk:
