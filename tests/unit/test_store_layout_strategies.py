@@ -1,7 +1,7 @@
-"""One way to write a chunk store or a cache: a LightRAG layout is a strategy the one class
-family takes, not a second family. The named classes implement no port method of their own
-(the shared implementation does, on the layout), and the Redis layouts encode exactly what the
-stores wrote before they were strategies (``chunk_to_json``; LightRAG's ``json.dumps``)."""
+"""One way to write a chunk store, a cache or a graph store: a LightRAG layout is a strategy
+the one class family takes, not a second family. The named classes implement no port method of
+their own (the shared implementation does, on the layout), and the Redis layouts encode exactly
+what the stores wrote before they were strategies (``chunk_to_json``; LightRAG's ``json.dumps``)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,12 @@ import pytest
 from hexrag.adapters.postgres.cache import PgCache
 from hexrag.adapters.postgres.chunk_rows import PgChunks
 from hexrag.adapters.postgres.chunk_store import PgChunkStore
+from hexrag.adapters.postgres.graph_rows import PgGraph
+from hexrag.adapters.postgres.graph_store import PgGraphStore
 from hexrag.adapters.postgres.kv_rows import PgKV
 from hexrag.adapters.postgres.lightrag_cache import LightRAGPgCache
 from hexrag.adapters.postgres.lightrag_chunk_store import LightRAGPgChunkStore
+from hexrag.adapters.postgres.lightrag_graph_store import LightRAGPgGraphStore
 from hexrag.adapters.postgres.lightrag_kv import LightRAGPgKV
 from hexrag.adapters.redis.cache import RedisCache, RedisKV
 from hexrag.adapters.redis.chunk_presence import RedisChunks
@@ -33,6 +36,11 @@ CHUNK_METHODS = ("get_chunks", "get_chunks_and_presence", "upsert_chunks", "dele
                  "count", "scan_chunks", "traits")
 CACHE_METHODS = ("get_many", "set_many", "delete_many", "clear", "scan_entries")
 REDIS_CACHE_METHODS = (*CACHE_METHODS, "traits")
+GRAPH_METHODS = ("upsert_nodes", "upsert_edges", "delete_nodes", "delete_edges", "get_nodes",
+                 "get_nodes_with_degrees", "node_degrees", "edge_degrees", "get_node_edges",
+                 "get_node_edges_with_degrees", "get_edges_by_pairs", "get_edges_by_chunk_ids",
+                 "get_edges_by_chunk_ids_of_pairs", "scan_nodes", "scan_edges", "count_nodes",
+                 "count_edges", "traits")
 
 
 def _own(cls: type, shared: type, names: tuple[str, ...]) -> list[str]:
@@ -55,6 +63,8 @@ def _own(cls: type, shared: type, names: tuple[str, ...]) -> list[str]:
         (RedisCache, RedisKV, REDIS_CACHE_METHODS),
         (LightRAGRedisCache, RedisKV, REDIS_CACHE_METHODS),
         (LightRAGRedisKV, RedisKV, REDIS_CACHE_METHODS),
+        (PgGraphStore, PgGraph, GRAPH_METHODS),
+        (LightRAGPgGraphStore, PgGraph, GRAPH_METHODS),
     ],
 )
 def test_named_stores_only_construct(cls: type, shared: type, names: tuple[str, ...]) -> None:

@@ -19,8 +19,7 @@ mix) has two forms:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable
 
 __all__ = [
     "EDGES_BY_CHUNK_IDS",
@@ -32,10 +31,7 @@ __all__ = [
     "NODES_WITH_DEGREES",
     "NODE_DEGREES",
     "both_orientations",
-    "group_by_chunk",
 ]
-
-R = TypeVar("R")
 
 NODES_BY_ID = """SELECT id, properties::text AS properties FROM lightrag_graph_nodes
     WHERE workspace = $1 AND namespace = $2 AND id = ANY($3::text[])"""
@@ -43,7 +39,7 @@ NODES_BY_ID = """SELECT id, properties::text AS properties FROM lightrag_graph_n
 # one index-only count per name and direction, faster than PostgreSQL 16 walking `src_id =
 # ANY(<hundreds of names>)` (10k entities: 3.7 vs 36 ms EXPLAIN ANALYZE for 245 names; a
 # self-loop counts twice (src and tgt), as LightRAG counts it
-NODE_DEGREES = """SELECT n.id,
+NODE_DEGREES = """SELECT n.id AS name,
         (SELECT count(*) FROM lightrag_graph_edges AS e
          WHERE e.workspace = $1 AND e.namespace = $2 AND e.src_id = n.id)
       + (SELECT count(*) FROM lightrag_graph_edges AS e
@@ -56,7 +52,8 @@ EDGES_OF_NODES = """SELECT src_id, tgt_id, properties::text AS properties
       AND (src_id = ANY($3::text[]) OR tgt_id = ANY($3::text[]))"""
 
 # a node (if found) and its degree per name: local mode's entities and their ranks at once
-NODES_WITH_DEGREES = """SELECT n.id, g.id IS NOT NULL AS found, g.properties::text AS properties,
+NODES_WITH_DEGREES = """SELECT n.id AS wanted, g.id, g.id IS NOT NULL AS found,
+        g.properties::text AS properties,
         (SELECT count(*) FROM lightrag_graph_edges AS e
          WHERE e.workspace = $1 AND e.namespace = $2 AND e.src_id = n.id)
       + (SELECT count(*) FROM lightrag_graph_edges AS e
@@ -89,7 +86,8 @@ EDGES_BY_PAIRS = """SELECT src_id, tgt_id, properties::text AS properties
     WHERE workspace = $1 AND namespace = $2
       AND (src_id, tgt_id) IN (SELECT * FROM unnest($3::text[], $4::text[]))"""
 
-EDGES_BY_CHUNK_IDS = """SELECT q.cid, e.src_id, e.tgt_id, e.properties::text AS properties
+EDGES_BY_CHUNK_IDS = """SELECT q.cid AS chunk_id, e.src_id, e.tgt_id,
+        e.properties::text AS properties
     FROM unnest($3::text[]) AS q(cid)
     JOIN lightrag_graph_edges AS e
       ON e.workspace = $1 AND e.namespace = $2
@@ -103,7 +101,7 @@ EDGES_BY_CHUNK_IDS_OF_PAIRS = """WITH e AS MATERIALIZED (
         WHERE workspace = $1 AND namespace = $2
           AND (src_id, tgt_id) IN (SELECT * FROM unnest($4::text[], $5::text[]))
     )
-    SELECT q.cid, e.src_id, e.tgt_id, e.properties::text AS properties
+    SELECT q.cid AS chunk_id, e.src_id, e.tgt_id, e.properties::text AS properties
     FROM unnest($3::text[]) AS q(cid)
     JOIN e ON q.cid = ANY(string_to_array(e.properties->>'source_id', '<SEP>'))
     ORDER BY q.cid, e.src_id, e.tgt_id"""
@@ -114,16 +112,3 @@ def both_orientations(pairs: Iterable[tuple[str, str]]) -> tuple[list[str], list
     self-loop once): the keys an edge of the pair may be stored under."""
     rows = dict.fromkeys(row for a, b in pairs for row in ((a, b), (b, a)))
     return [r[0] for r in rows], [r[1] for r in rows]
-
-
-def group_by_chunk(
-    rows: Iterable[Mapping[str, Any]],
-    wanted: Sequence[str],
-    relation: Callable[[str, str, Any], R],
-) -> dict[str, list[R]]:
-    """Rows of the chunk statements -> ``{chunk id: [relation, ...]}`` in ``wanted`` order,
-    each list in row order; a chunk named by no edge is absent."""
-    out: dict[str, list[R]] = {}
-    for r in rows:
-        out.setdefault(r["cid"], []).append(relation(r["src_id"], r["tgt_id"], r["properties"]))
-    return {c: out[c] for c in wanted if c in out}
