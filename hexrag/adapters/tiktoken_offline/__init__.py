@@ -215,6 +215,26 @@ def load_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
 
 
 _FAST_COUNTERS: dict[str, Callable[[str], int] | None] = {}
+_MAX_TOKEN_BYTES: dict[str, int | None] = {}
+
+
+def _max_token_bytes(encoding_name: str, encoding: tiktoken.Encoding) -> int | None:
+    """The most bytes one ordinary token of ``encoding`` covers (``None`` when unknown)."""
+    if encoding_name not in _MAX_TOKEN_BYTES:
+        ranks = getattr(encoding, "_mergeable_ranks", None)
+        _MAX_TOKEN_BYTES[encoding_name] = max(map(len, ranks)) if ranks else None
+    return _MAX_TOKEN_BYTES[encoding_name]
+
+
+# Lines longer than this are first compared with the budget by their length alone.
+_LONG = 4096
+
+
+def _tokens_at_least(tokenizer: TiktokenTokenizer, text: str) -> int:
+    """A lower bound on ``len(encode(text))``: ``ceil(len(text) / max_token_bytes)`` (0 when
+    the encoding's longest token is unknown)."""
+    m = tokenizer._lower_bound_len
+    return -(-len(text) // m) if m else 0
 
 
 def _load_bpe_bindings() -> Any:
@@ -297,6 +317,10 @@ class TiktokenTokenizer:
             counter if counter is not None else (lambda text: len(strict(text)))
         )
         self._segments = _SegmentCounts()
+        self.max_token_bytes: int | None = _max_token_bytes(encoding_name, self.encoding)
+        # a text of n characters has at least ceil(n / max_token_bytes) tokens (a character
+        # is at least one byte): the fast forms use it to stop before counting a huge line
+        self._lower_bound_len = self.max_token_bytes or 0
         self._count_whole: Callable[[str], int] = lru_cache(maxsize=256)(
             lambda text: len(self.encoding.encode_ordinary(text))
         )
@@ -383,6 +407,15 @@ def default_tokenizer() -> TiktokenTokenizer:
 _RESTART = re.compile(r"\n(?=[!-.0-~])")
 _RESTART_START = re.compile(r"[!-.0-~]")
 _CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+# A cut point inside a segment: ``text[p-1]`` an ASCII letter and ``text[p]`` ASCII but no letter
+# and no ``'``. For ``o200k_base`` a letter lies in a word piece (its first two alternatives);
+# such a piece stops at a character that is neither a letter, a mark nor the ``'`` of a
+# contraction, and no alternative reads past ``text[p]`` from inside a letter run. So a piece
+# ends at ``p``, the pieces of ``text[:p]`` are those of ``text`` before ``p`` (the final one
+# sees no letter or ``'`` after it either way), and, the pattern having no look-behind, the
+# pieces from ``p`` on depend on ``text[p:]`` only: ``encode(text) == encode(text[:p]) +
+# encode(text[p:])``. Property-tested in tests/unit/test_huge_field_truncation.py.
+_CUT = re.compile(r"(?<=[A-Za-z])[\x00-&(-@\[-`{-\x7f]")
 
 # Head-swap lemma (o200k_base). The final context's chunk lines are
 # ``{"reference_id": "<digits>", "content": ...`` and stage A of the chunk truncation counts
@@ -444,7 +477,17 @@ class _Joined:
     encoded only when a token offset inside it is needed.
     """
 
-    __slots__ = ("_counts", "_cum", "_memo", "_seg_cache", "_segs", "_starts", "_tok", "text")
+    __slots__ = (
+        "_counts",
+        "_cum",
+        "_cum_exact",
+        "_memo",
+        "_seg_cache",
+        "_segs",
+        "_starts",
+        "_tok",
+        "text",
+    )
 
     def __init__(self, tokenizer: TiktokenTokenizer, text: str) -> None:
         self.text = text
@@ -454,8 +497,11 @@ class _Joined:
         else:
             self._starts = [0]
         self._seg_cache = tokenizer._segments
-        self._segs: dict[int, list[int]] = {}  # tokens of segments whose offsets were needed
+        # leading tokens of segments whose offsets were needed, and whether they are all of them
+        self._segs: dict[int, tuple[list[int], bool]] = {}
         self._cum = [0]  # _cum[s] = tokens before segment s (known for counted segments + 1)
+        # False when _cum[-1] is only a lower bound (a huge last segment that was not counted)
+        self._cum_exact = True
         self._memo: dict[int, int] = {}
 
     def _segment_text(self, s: int) -> str:
@@ -472,6 +518,12 @@ class _Joined:
         cum = self._cum
         while cum[-1] <= limit and len(cum) - 1 < n_segments:
             seg = self._segment_text(len(cum) - 1)
+            if len(seg) > _LONG:
+                at_least = cum[-1] + _tokens_at_least(self._tok, seg)
+                if at_least > limit:  # certainly above: the huge segment is not counted
+                    cum.append(at_least)
+                    self._cum_exact = False
+                    break
             cum.append(cum[-1] + self._seg_cache.count(self._tok, seg))
         return cum[-1] > limit
 
@@ -479,12 +531,32 @@ class _Joined:
     def known_tokens(self) -> int:
         return self._cum[-1]
 
-    def _tokens(self, s: int) -> list[int]:
-        seg = self._segs.get(s)
-        if seg is None:
-            seg = self._tok.encode(self._segment_text(s))
-            self._segs[s] = seg
-        return seg
+    def _tokens(self, s: int, i: int) -> list[int]:
+        """The leading tokens of segment ``s``, at least ``i + 1`` of them (``i`` must be
+        below the segment's count).
+
+        A long segment is encoded only up to a *cut point* past token ``i`` (see
+        :data:`_CUT`): there ``encode(seg) == encode(seg[:p]) + encode(seg[p:])``, so the
+        tokens of ``seg[:p]`` are the leading tokens of the segment's own encoding. With no
+        cut point (one huge pre-tokenizer piece) the whole segment is encoded.
+        """
+        known = self._segs.get(s)
+        if known is not None and (known[1] or len(known[0]) > i):
+            return known[0]
+        seg = self._segment_text(s)
+        want = 4 * (i + 1) + 64  # characters to try first (a token averages ~4)
+        while self._tok._restartable and want < len(seg):
+            m = _CUT.search(seg, want)
+            if m is None:
+                break
+            tokens = self._tok.encode(seg[: m.start()])
+            if len(tokens) > i:
+                self._segs[s] = (tokens, False)
+                return tokens
+            want = 2 * m.start()
+        tokens = self._tok.encode(seg)
+        self._segs[s] = (tokens, True)
+        return tokens
 
     def boundary(self, k: int) -> int:
         """Character offset where token ``k`` starts (``decode_with_offsets`` semantics).
@@ -492,8 +564,8 @@ class _Joined:
         ``k`` must be below :attr:`known_tokens`.
         """
         s = bisect.bisect_right(self._cum, k) - 1
-        seg = self._tokens(s)
         i = k - self._cum[s]
+        seg = self._tokens(s, i)
         enc = self._tok.encoding
         # Segments start on a character boundary, so the segment's local offsets shifted by
         # its start equal the offsets of the whole text.
@@ -501,20 +573,30 @@ class _Joined:
         first = enc.decode_single_token_bytes(seg[i])[0]
         return self._starts[s] + max(0, before - (0x80 <= first < 0xC0))
 
-    def prefix_count(self, end: int) -> int:
-        """``len(encode(text[:end]))`` for ``0 < end`` inside the counted segments."""
+    def prefix_count(self, end: int, above: int | None = None) -> int:
+        """``len(encode(text[:end]))`` for ``0 < end`` inside the counted segments.
+
+        With ``above``, a number greater than ``above`` may be returned instead when the
+        count certainly is (a long tail is then compared by its length, not counted).
+        """
         count = self._memo.get(end)
         if count is not None:
             return count
         starts = self._starts
         s = bisect.bisect_left(starts, end) - 1  # last restart strictly before end
         n_counted = len(self._cum) - 1
-        if s + 1 < len(self._cum) and s + 1 < len(starts) and starts[s + 1] == end:
+        exact_next = self._cum_exact or s + 1 < n_counted
+        if exact_next and s + 1 < len(self._cum) and s + 1 < len(starts) and starts[s + 1] == end:
             count = self._cum[s + 1]
-        elif s + 1 == n_counted and s + 1 == len(starts) and end == len(self.text):
+        elif exact_next and s + 1 == n_counted and s + 1 == len(starts) and end == len(self.text):
             count = self._cum[s + 1]
         else:
-            count = self._cum[s] + self._tok._count(self.text[starts[s] : end])
+            tail = self.text[starts[s] : end]
+            if above is not None and len(tail) > _LONG:
+                at_least = self._cum[s] + _tokens_at_least(self._tok, tail)
+                if at_least > above:
+                    return at_least
+            count = self._cum[s] + self._tok._count(tail)
         self._memo[end] = count
         return count
 
@@ -533,7 +615,7 @@ def _tiktoken_truncate(joined: _Joined, max_tokens: int) -> int:
     while True:
         end = joined.boundary(k)
         if end != last_end:
-            if end > 0 and joined.prefix_count(end) <= max_tokens:
+            if end > 0 and joined.prefix_count(end, max_tokens) <= max_tokens:
                 return end
             last_end = end
         if k <= 1:
@@ -569,6 +651,10 @@ def lines_tokens(
             return None
         if "\n" in line:
             return None
+        if stop_above is not None and len(line) > _LONG:
+            at_least = total + _tokens_at_least(tokenizer, line)
+            if at_least > stop_above:
+                return at_least  # certainly above: the huge line is not counted
         try:
             total += cache.count(tokenizer, line if i == last else line + "\n")
         except UnicodeEncodeError:  # a lone surrogate (the counters refuse them)
@@ -597,7 +683,13 @@ def _truncate_list(
             return 0
         if safe_end == len(full_text):
             return n  # the verification would re-encode the same text
-        return safe_end, joined.prefix_count
+
+        def verify_count(end: int) -> int:
+            # LightRAG's re-verification only asks whether a prefix fits: a count certainly
+            # above the budget (a huge line) is not worked out
+            return joined.prefix_count(end, max_tokens)
+
+        return safe_end, verify_count
     encode = tokenizer.encode
     try:
         safe_end = tokenizer.truncate_by_token_limit(full_text, max_tokens)
