@@ -317,10 +317,12 @@ class PgGraph(PgAdapter):
 
     async def count_nodes(self) -> int:
         """Number of nodes."""
-        action, sql, args = self._layout.count("nodes")
-        return int(await self._fetchval(action, sql, *args))
+        return await self._count("nodes")
 
     async def count_edges(self) -> int:
         """Number of relations."""
-        action, sql, args = self._layout.count("edges")
+        return await self._count("edges")
+
+    async def _count(self, what: str) -> int:
+        action, sql, args = self._layout.count(what)
         return int(await self._fetchval(action, sql, *args))
