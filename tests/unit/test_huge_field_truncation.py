@@ -79,7 +79,7 @@ def test_cut_point_lemma(text: list[str]) -> None:
     except UnicodeEncodeError:  # pragma: no cover - encode_ordinary repairs surrogates
         return
     for m in tk._CUT.finditer(joined):
-        p = m.start()
+        p = m.start() + 1
         assert whole == ENC.encode_ordinary(joined[:p]) + ENC.encode_ordinary(joined[p:]), p
 
 
@@ -197,3 +197,33 @@ def test_length_lower_bound_is_sound() -> None:
     texts = [" " * 5000, "-" * 4000, "x" * 9000, "😀" * 3000, _words(10_000, 2), "a" * 128 * 3]
     for text in texts:
         assert tk._tokens_at_least(TOK, text) <= len(ENC.encode_ordinary(text))
+
+
+def test_a_giant_piece_is_encoded_once_per_tokenizer() -> None:
+    """A 300 000-``x`` entity_type (one pre-tokenizer piece, no cut point) is encoded whole by
+    the first truncation only; the next ones find its tokens in the tokenizer's memo."""
+    entities = [_item("A", "t", "short"), _item("BIG", "x" * 300_000, "d")]
+    rendered = [entity_line(e) for e in entities]
+    tok = TiktokenTokenizer()
+    meter = _Metered(tok)
+    for round_ in range(3):
+        before = meter.chars
+        got = truncate(entities, [], max_entity_tokens=6000, max_relation_tokens=1, tokenizer=tok)
+        assert len(got.entities) == ref_truncate_list(rendered, "\n", 6000) == 1
+        if round_:
+            assert meter.chars - before < 60_000, meter.chars - before
+    tok.clear_caches()
+    before = meter.chars
+    truncate(entities, [], max_entity_tokens=6000, max_relation_tokens=1, tokenizer=tok)
+    assert meter.chars - before > 300_000  # cleared: encoded again
+
+
+def test_long_encodings_memo_is_bounded() -> None:
+    memo = tk._LongEncodings(max_chars=250)
+    texts = [c * 100 for c in "abcd"]
+    for text in texts:
+        assert list(memo.encode(TOK, text)) == ENC.encode_ordinary(text)
+    assert memo._chars <= 250
+    assert texts[-1] in memo._tokens and texts[0] not in memo._tokens
+    assert list(memo.encode(TOK, "z" * 300)) == ENC.encode_ordinary("z" * 300)  # too long to keep
+    assert "z" * 300 not in memo._tokens

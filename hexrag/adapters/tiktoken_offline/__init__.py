@@ -44,6 +44,7 @@ import re
 import sys
 import tempfile
 import threading
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -228,6 +229,8 @@ def _max_token_bytes(encoding_name: str, encoding: tiktoken.Encoding) -> int | N
 
 # Lines longer than this are first compared with the budget by their length alone.
 _LONG = 4096
+# Texts longer than this that must be encoded whole are memoised (:class:`_LongEncodings`).
+_HUGE = 65_536
 
 
 def _tokens_at_least(tokenizer: TiktokenTokenizer, text: str) -> int:
@@ -317,6 +320,7 @@ class TiktokenTokenizer:
             counter if counter is not None else (lambda text: len(strict(text)))
         )
         self._segments = _SegmentCounts()
+        self._long_tokens = _LongEncodings()
         self.max_token_bytes: int | None = _max_token_bytes(encoding_name, self.encoding)
         # a text of n characters has at least ceil(n / max_token_bytes) tokens (a character
         # is at least one byte): the fast forms use it to stop before counting a huge line
@@ -328,6 +332,7 @@ class TiktokenTokenizer:
     def clear_caches(self) -> None:
         """Forget the memoised token counts (benchmarks use it for cold-cache timings)."""
         self._segments.clear()
+        self._long_tokens.clear()
         self._count_whole.cache_clear()  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
@@ -415,7 +420,7 @@ _CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
 # sees no letter or ``'`` after it either way), and, the pattern having no look-behind, the
 # pieces from ``p`` on depend on ``text[p:]`` only: ``encode(text) == encode(text[:p]) +
 # encode(text[p:])``. Property-tested in tests/unit/test_huge_field_truncation.py.
-_CUT = re.compile(r"(?<=[A-Za-z])[\x00-&(-@\[-`{-\x7f]")
+_CUT = re.compile(r"[A-Za-z][\x00-&(-@\[-`{-\x7f]")  # the cut point is m.start() + 1
 
 # Head-swap lemma (o200k_base). The final context's chunk lines are
 # ``{"reference_id": "<digits>", "content": ...`` and stage A of the chunk truncation counts
@@ -470,6 +475,42 @@ class _SegmentCounts:
             self._counts.clear()
 
 
+class _LongEncodings:
+    """Tokens of texts over :data:`_HUGE` characters that had to be encoded whole, kept by their
+    tokenizer (at most ``max_chars`` characters of such texts, oldest dropped first).
+
+    A stored field that is one giant pre-tokenizer piece (say a million ``x``) has no cut
+    point: LightRAG's token offsets inside it need its whole encoding. It comes back with every
+    query that retrieves it, so it is encoded once, not once per query.
+    """
+
+    def __init__(self, max_chars: int = 8_000_000) -> None:
+        self._tokens: dict[str, array[int]] = {}
+        self._chars = 0
+        self._max = max_chars
+        self._lock = threading.Lock()
+
+    def encode(self, tokenizer: TiktokenTokenizer, text: str) -> Sequence[int]:
+        tokens = self._tokens.get(text)
+        if tokens is not None:
+            return tokens
+        tokens = array("I", tokenizer.encode(text))
+        if len(text) <= self._max:
+            with self._lock:
+                while self._tokens and self._chars + len(text) > self._max:
+                    oldest = next(iter(self._tokens))
+                    self._chars -= len(oldest)
+                    del self._tokens[oldest]
+                self._tokens[text] = tokens
+                self._chars += len(text)
+        return tokens
+
+    def clear(self) -> None:
+        with self._lock:
+            self._tokens.clear()
+            self._chars = 0
+
+
 class _Joined:
     """A text counted segment by segment (see the module docstring).
 
@@ -498,7 +539,7 @@ class _Joined:
             self._starts = [0]
         self._seg_cache = tokenizer._segments
         # leading tokens of segments whose offsets were needed, and whether they are all of them
-        self._segs: dict[int, tuple[list[int], bool]] = {}
+        self._segs: dict[int, tuple[Sequence[int], bool]] = {}
         self._cum = [0]  # _cum[s] = tokens before segment s (known for counted segments + 1)
         # False when _cum[-1] is only a lower bound (a huge last segment that was not counted)
         self._cum_exact = True
@@ -531,32 +572,41 @@ class _Joined:
     def known_tokens(self) -> int:
         return self._cum[-1]
 
-    def _tokens(self, s: int, i: int) -> list[int]:
+    def _tokens(self, s: int, i: int) -> Sequence[int]:
         """The leading tokens of segment ``s``, at least ``i + 1`` of them (``i`` must be
         below the segment's count).
 
         A long segment is encoded only up to a *cut point* past token ``i`` (see
         :data:`_CUT`): there ``encode(seg) == encode(seg[:p]) + encode(seg[p:])``, so the
         tokens of ``seg[:p]`` are the leading tokens of the segment's own encoding. With no
-        cut point (one huge pre-tokenizer piece) the whole segment is encoded.
+        cut point near (one huge pre-tokenizer piece) the whole segment is encoded, once per
+        tokenizer when it is huge (:class:`_LongEncodings`).
         """
         known = self._segs.get(s)
         if known is not None and (known[1] or len(known[0]) > i):
             return known[0]
         seg = self._segment_text(s)
-        want = 4 * (i + 1) + 64  # characters to try first (a token averages ~4)
+        want = 6 * (i + 1) + 64  # characters to try first (a token averages ~4.5)
         while self._tok._restartable and want < len(seg):
-            m = _CUT.search(seg, want)
+            # a cut point within _HUGE characters of ``want``, else encode the whole segment
+            # (memoised when huge): the scan for one stays short
+            m = _CUT.search(seg, want, want + _HUGE)
             if m is None:
                 break
-            tokens = self._tok.encode(seg[: m.start()])
+            cut = m.start() + 1
+            tokens = self._encode(seg[:cut])
             if len(tokens) > i:
                 self._segs[s] = (tokens, False)
                 return tokens
-            want = 2 * m.start()
-        tokens = self._tok.encode(seg)
+            want = 2 * cut
+        tokens = self._encode(seg)
         self._segs[s] = (tokens, True)
         return tokens
+
+    def _encode(self, text: str) -> Sequence[int]:
+        if len(text) > _HUGE:
+            return self._tok._long_tokens.encode(self._tok, text)
+        return self._tok.encode(text)
 
     def boundary(self, k: int) -> int:
         """Character offset where token ``k`` starts (``decode_with_offsets`` semantics).
@@ -569,7 +619,8 @@ class _Joined:
         enc = self._tok.encoding
         # Segments start on a character boundary, so the segment's local offsets shifted by
         # its start equal the offsets of the whole text.
-        before = len(enc.decode_bytes(seg[:i]).translate(None, _CONTINUATION_BYTES))
+        head = seg[:i] if isinstance(seg, list) else list(seg[:i])
+        before = len(enc.decode_bytes(head).translate(None, _CONTINUATION_BYTES))
         first = enc.decode_single_token_bytes(seg[i])[0]
         return self._starts[s] + max(0, before - (0x80 <= first < 0xC0))
 
