@@ -557,15 +557,19 @@ class _Joined:
         """
         n_segments = len(self._starts)
         cum = self._cum
+        known = self._seg_cache._counts.get
         while cum[-1] <= limit and len(cum) - 1 < n_segments:
             seg = self._segment_text(len(cum) - 1)
-            if len(seg) > _LONG:
-                at_least = cum[-1] + _tokens_at_least(self._tok, seg)
-                if at_least > limit:  # certainly above: the huge segment is not counted
-                    cum.append(at_least)
-                    self._cum_exact = False
-                    break
-            cum.append(cum[-1] + self._seg_cache.count(self._tok, seg))
+            n = known(seg)
+            if n is None:
+                if len(seg) > _LONG:
+                    at_least = cum[-1] + _tokens_at_least(self._tok, seg)
+                    if at_least > limit:  # certainly above: the huge segment is not counted
+                        cum.append(at_least)
+                        self._cum_exact = False
+                        break
+                n = self._seg_cache.count(self._tok, seg)
+            cum.append(cum[-1] + n)
         return cum[-1] > limit
 
     @property
@@ -690,26 +694,32 @@ def lines_tokens(
     with no joined text to build and scan. ``None`` when the lemma does not apply (another
     encoding, a line starting otherwise, a lone surrogate). With ``stop_above``, counting
     stops once the running total exceeds it and that partial total (already above) is
-    returned.
+    returned; a line over :data:`_LONG` characters that certainly takes the total above it
+    (its length lower bound does) is not counted: the partial total then includes that bound.
     """
     if not tokenizer._restartable:
         return None
     cache = tokenizer._segments
     last = len(lines) - 1
     total = 0
+    known = cache._counts.get
     for i, line in enumerate(lines):
         if i and not (line and _RESTART_START.match(line)):
             return None
         if "\n" in line:
             return None
-        if stop_above is not None and len(line) > _LONG:
-            at_least = total + _tokens_at_least(tokenizer, line)
-            if at_least > stop_above:
-                return at_least  # certainly above: the huge line is not counted
-        try:
-            total += cache.count(tokenizer, line if i == last else line + "\n")
-        except UnicodeEncodeError:  # a lone surrogate (the counters refuse them)
-            return None
+        segment = line if i == last else line + "\n"
+        n = known(segment)
+        if n is None:  # to be counted: first, is a huge line certainly above the budget?
+            if stop_above is not None and len(line) > _LONG:
+                at_least = total + _tokens_at_least(tokenizer, line)
+                if at_least > stop_above:
+                    return at_least  # the huge line is not counted
+            try:
+                n = cache.count(tokenizer, segment)
+            except UnicodeEncodeError:  # a lone surrogate (the counters refuse them)
+                return None
+        total += n
         if stop_above is not None and total > stop_above:
             return total
     return total
