@@ -21,9 +21,17 @@ a plain port of LightRAG in ``tests/unit/test_tokenizer.py``):
 
 * ``count_tokens(text) -> int`` (``len(encode(text))``);
 * ``truncate_by_token_limit(text, max_tokens) -> int`` (LightRAG's tokenizer-specific end);
-* ``count_lines(lines, stop_above=None) -> int | None`` (tokens of ``"\\n".join(lines)``);
+* ``count_lines(lines, stop_above=None) -> int | None`` (tokens of ``"\\n".join(lines)``;
+  with ``stop_above``, any number above it once the count certainly is);
 * ``truncate_list(rendered, separator, max_tokens)`` - the number of kept items when already
-  known, else ``(safe_end, prefix_count)`` for the re-verification below.
+  known, else ``(safe_end, prefix_count)`` for the re-verification below (``prefix_count``
+  is only compared with ``max_tokens``: it may answer any number above it for a prefix that
+  certainly exceeds it).
+
+The "certainly exceeds" answers let a fast form stop tokenizing a huge line (a stored 1 MB
+field) once the budget is certainly exceeded - for tiktoken a text of ``n`` characters has at
+least ``ceil(n / max_token_bytes)`` tokens - without changing any result: LightRAG's rules
+only ever compare these counts with the budget.
 """
 
 from __future__ import annotations
@@ -181,7 +189,8 @@ def lines_tokens(
     lines: Sequence[str], tokenizer: Tokenizer, *, stop_above: int | None = None
 ) -> int | None:
     """Tokens of ``"\\n".join(lines)`` from the tokenizer's ``count_lines``, or ``None``
-    when it has none or cannot tell (callers then count the joined text)."""
+    when it has none or cannot tell (callers then count the joined text). With ``stop_above``
+    the answer may be any number above it once the count certainly is."""
     counter = getattr(tokenizer, "count_lines", None)
     if counter is None:
         return None

@@ -101,7 +101,8 @@ class Truncated:
 
 
 def _tokens_before_last(lines: list[str], tokenizer: Tokenizer, stop_above: int) -> int:
-    """Tokens of ``"\n".join(lines[:-1])`` (line by line when possible; see ``lines_tokens``)."""
+    """Tokens of ``"\n".join(lines[:-1])`` (line by line when possible; see ``lines_tokens``),
+    or a number above ``stop_above`` when they certainly are (a huge line is not counted)."""
     total = lines_tokens(lines[:-1], tokenizer, stop_above=stop_above)
     if total is not None:
         return total
