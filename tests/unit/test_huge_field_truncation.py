@@ -83,6 +83,17 @@ def test_cut_point_lemma(text: list[str]) -> None:
         assert whole == ENC.encode_ordinary(joined[:p]) + ENC.encode_ordinary(joined[p:]), p
 
 
+def test_cut_point_lemma_on_json_lines() -> None:
+    text = "\n".join(
+        _line(f"Name{i}", _words(400, i) + " it's A-B, (c) d.e/f\\g x\ty") for i in range(20)
+    )
+    cuts = [m.start() + 1 for m in tk._CUT.finditer(text)]
+    assert len(cuts) > 500
+    whole = ENC.encode_ordinary(text)
+    for p in cuts:
+        assert whole == ENC.encode_ordinary(text[:p]) + ENC.encode_ordinary(text[p:]), p
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rendered=lines, data=st.data())
 def test_huge_lines_truncate_list_equals_lightrag(rendered: list[str], data: st.DataObject) -> None:
