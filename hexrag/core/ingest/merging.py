@@ -113,6 +113,24 @@ def _dedup_sanitized(*groups: Sequence[str]) -> tuple[list[str], int]:
     return combined, boundary
 
 
+def _merged_descriptions(
+    stored_descs: Sequence[str], fragments: Sequence[Mapping[str, Any]]
+) -> list[str]:
+    """The stored descriptions, then the fragments' new ones (first fragment of each
+    description kept, ordered by timestamp then longest first), sanitised and deduplicated
+    (LightRAG's order for both entities and relations)."""
+    unique: dict[str, Mapping[str, Any]] = {}
+    for dp in fragments:
+        desc = dp.get("description")
+        if desc and desc not in unique:
+            unique[desc] = dp
+    ordered = sorted(
+        unique.values(), key=lambda x: (x.get("timestamp", 0), -len(x.get("description", "")))
+    )
+    descriptions, _ = _dedup_sanitized(stored_descs, [dp["description"] for dp in ordered])
+    return descriptions
+
+
 def _file_paths(
     stored: list[str], fragments: Sequence[Mapping[str, Any]], settings: MergeSettings
 ) -> str:
@@ -238,15 +256,7 @@ async def merge_entity(
         return MergedEntity(dict(stored), None, tracked, changed=False)
     counts = Counter([dp["entity_type"] for dp in fragments] + stored_types)
     entity_type = sorted(counts.items(), key=lambda x: x[1], reverse=True)[0][0]
-    unique: dict[str, Mapping[str, Any]] = {}
-    for dp in fragments:
-        desc = dp.get("description")
-        if desc and desc not in unique:
-            unique[desc] = dp
-    ordered = sorted(
-        unique.values(), key=lambda x: (x.get("timestamp", 0), -len(x.get("description", "")))
-    )
-    descriptions, _ = _dedup_sanitized(stored_descs, [dp["description"] for dp in ordered])
+    descriptions = _merged_descriptions(stored_descs, fragments)
     if not descriptions:
         descriptions = [f"Entity {name}"]
     description, llm_used = await merge_descriptions(
@@ -408,15 +418,7 @@ async def merge_relation(
         if dp.get("keywords"):
             keywords_set.update(k.strip() for k in dp["keywords"].split(",") if k.strip())
     keywords = ",".join(sorted(keywords_set))
-    unique: dict[str, Mapping[str, Any]] = {}
-    for dp in fragments:
-        desc = dp.get("description")
-        if desc and desc not in unique:
-            unique[desc] = dp
-    ordered = sorted(
-        unique.values(), key=lambda x: (x.get("timestamp", 0), -len(x.get("description", "")))
-    )
-    descriptions, _ = _dedup_sanitized(stored_descs, [dp["description"] for dp in ordered])
+    descriptions = _merged_descriptions(stored_descs, fragments)
     if not descriptions:
         raise ValueError(f"Relation {src}~{tgt} has no description")
     description, llm_used = await merge_descriptions(
