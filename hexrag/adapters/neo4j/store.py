@@ -122,6 +122,16 @@ class Neo4jGraphStore:
             await self.ensure_indexes()
         return await self._execute(statement, params)
 
+    async def _run_for(
+        self, statement: cypher.Statement, param: str, keys: Sequence[str]
+    ) -> tuple[list[str], list[Any]]:
+        """``keys`` without repeats (first-seen order) and the records of ``statement`` run
+        with them as ``$param``; no round trip (and no records) when there are no keys."""
+        unique = list(dict.fromkeys(keys))
+        if not unique:
+            return unique, []
+        return unique, await self._run(statement, **{param: unique})
+
     async def ensure_indexes(self) -> None:
         """Create the layout's indexes: hexrag's label index, ``relation_id`` index and counter
         constraint; LightRAG's ``entity_id`` index.
@@ -203,10 +213,7 @@ class Neo4jGraphStore:
 
     async def get_nodes(self, names: Sequence[str]) -> dict[str, Entity]:
         """Nodes by name; missing names are absent from the result (no exception)."""
-        unique = list(dict.fromkeys(names))
-        if not unique:
-            return {}
-        records = await self._run(self._q.get_nodes, names=unique)
+        unique, records = await self._run_for(self._q.get_nodes, "names", names)
         found = {
             str(r["name"]): entity_from_props(str(r["name"]), r["props"] or {}) for r in records
         }
@@ -217,10 +224,7 @@ class Neo4jGraphStore:
 
         Every requested name is a key; a missing node has degree 0.
         """
-        unique = list(dict.fromkeys(names))
-        if not unique:
-            return {}
-        records = await self._run(self._q.node_degrees, names=unique)
+        unique, records = await self._run_for(self._q.node_degrees, "names", names)
         found = {str(r["name"]): int(r["degree"]) for r in records}
         return {name: found.get(name, 0) for name in unique}
 
@@ -233,10 +237,7 @@ class Neo4jGraphStore:
 
     async def get_node_edges(self, names: Sequence[str]) -> dict[str, list[Relation]]:
         """All relations incident to each name, in the layout's edge order (``[]`` if none)."""
-        unique = list(dict.fromkeys(names))
-        if not unique:
-            return {}
-        records = await self._run(self._q.get_node_edges, names=unique)
+        unique, records = await self._run_for(self._q.get_node_edges, "names", names)
         return self._layout.node_edges(unique, records)
 
     async def get_edges_by_pairs(
@@ -259,10 +260,9 @@ class Neo4jGraphStore:
 
         Chunk ids named by no relation are absent; each list is in insertion order.
         """
-        unique = list(dict.fromkeys(chunk_ids))
-        if not unique:
-            return {}
-        records = await self._run(self._q.get_edges_by_chunk_ids, chunk_ids=unique)
+        unique, records = await self._run_for(
+            self._q.get_edges_by_chunk_ids, "chunk_ids", chunk_ids
+        )
         return self._layout.chunk_edges(unique, records)
 
     async def scan_nodes(
