@@ -538,27 +538,25 @@ def _xml_type(value: Any) -> str:
     )
 
 
-def _escape_text(text: str) -> str:
-    if "&" in text:
-        text = text.replace("&", "&amp;")
-    if "<" in text:
-        text = text.replace("<", "&lt;")
-    if ">" in text:
-        text = text.replace(">", "&gt;")
-    if "\r" in text:
-        text = text.replace("\r", "&#13;")
+# What ElementTree's serializer escapes, in its order ("&" first): in text, then also in
+# attribute values.
+_TEXT_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("\r", "&#13;"))
+_ATTR_ESCAPES = (*_TEXT_ESCAPES, ('"', "&quot;"), ("\n", "&#10;"), ("\t", "&#09;"))
+
+
+def _replace_each(text: str, table: tuple[tuple[str, str], ...]) -> str:
+    for old, new in table:
+        if old in text:
+            text = text.replace(old, new)
     return text
+
+
+def _escape_text(text: str) -> str:
+    return _replace_each(text, _TEXT_ESCAPES)
 
 
 def _escape_attr(text: str) -> str:
-    text = _escape_text(text)
-    if '"' in text:
-        text = text.replace('"', "&quot;")
-    if "\n" in text:
-        text = text.replace("\n", "&#10;")
-    if "\t" in text:
-        text = text.replace("\t", "&#09;")
-    return text
+    return _replace_each(text, _ATTR_ESCAPES)
 
 
 def write_graphml(
