@@ -43,6 +43,7 @@ from hexrag.core.ingest.deletion import (
     strip_sources,
 )
 from hexrag.core.ingest.ids import entity_id, relation_id
+from hexrag.core.ingest.kv_rows import stored_rows
 from hexrag.core.ingest.lightrag_kv import relation_chunk_key, stamp
 from hexrag.core.ingest.merging import NO_EVIDENCE, merge_entity, merge_relation, relation_id_of
 from hexrag.core.tokenizer import Tokenizer
@@ -339,12 +340,8 @@ class DocumentDeletion:
         return names, pairs_t
 
     async def _rows(self, ns: str, keys: Sequence[str]) -> dict[str, list[str]]:
-        store = self._kv.get(ns)
-        if store is None or not keys:
-            return {}
-        rows = await store.get_many(list(keys))
-        return {k: [c for c in (row.get("chunk_ids") or []) if c]
-                for k, row in zip(keys, rows, strict=True) if row is not None}
+        rows = await stored_rows(self._kv.get(ns), keys)
+        return {k: [c for c in (row.get("chunk_ids") or []) if c] for k, row in rows.items()}
 
     async def _upsert_rows(self, ns: str, records: Mapping[str, Mapping[str, Any]]) -> None:
         store = self._kv.get(ns)

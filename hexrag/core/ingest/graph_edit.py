@@ -30,6 +30,7 @@ from hexrag.core.errors import NotFound
 from hexrag.core.ingest.document_deletion import edge_dict, entity_from, node_dict
 from hexrag.core.ingest.extraction import normalize_extracted_info, sanitize_text_for_encoding
 from hexrag.core.ingest.ids import entity_id, mdhash_id, relation_id
+from hexrag.core.ingest.kv_rows import stored_rows
 from hexrag.core.ingest.lightrag_kv import relation_chunk_key, stamp
 from hexrag.core.ingest.vector_contents import (
     edited_relation_vector_content,
@@ -317,11 +318,7 @@ class GraphEditor:
     # ------------------------------------------------------------------ tracking
 
     async def _rows(self, ns: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
-        store = self.tracking.get(ns)
-        if store is None or not keys:
-            return {}
-        rows = await store.get_many(list(keys))
-        return {k: r for k, r in zip(keys, rows, strict=True) if r is not None}
+        return await stored_rows(self.tracking.get(ns), keys)
 
     async def _put_rows(self, ns: str, rows: Mapping[str, Sequence[str]]) -> None:
         store = self.tracking.get(ns)

@@ -68,6 +68,7 @@ from hexrag.core.ingest.extraction import (
 from hexrag.core.ingest.extraction_prompts import extraction_prompts, gleaning_history
 from hexrag.core.ingest.ids import mdhash_id, relation_id
 from hexrag.core.ingest.ingest_settings import IngestSettings
+from hexrag.core.ingest.kv_rows import stored_rows
 from hexrag.core.ingest.lightrag_kv import (
     TrackingRows,
     anchor_records,
@@ -423,11 +424,7 @@ class Ingestor(DocumentDeletion):
 
     async def _tracking(self, namespace: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The stored chunk-tracking rows of ``keys`` (none without the store)."""
-        store = self._kv.get(namespace)
-        if store is None or not keys:
-            return {}
-        rows = await store.get_many(list(keys))
-        return {k: r for k, r in zip(keys, rows, strict=True) if r is not None}
+        return await stored_rows(self._kv.get(namespace), keys)
 
     async def unfinished(self) -> list[DocRecord]:
         """Documents received but not processed (``pending``, ``processing`` after a
