@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -151,6 +151,15 @@ class _Tracked:
         """The corpus version this wrapper bumps."""
         return self._version
 
+    async def _write(self, write: Callable[[Any], Awaitable[None]], arg: Any) -> None:
+        """``await write(arg)``, then bump the version (after a failure too, see above)."""
+        try:
+            await write(arg)
+        except BaseException as exc:
+            await self._after_write(exc)
+            raise
+        await self._after_write(None)
+
     async def _after_write(self, failed: BaseException | None) -> None:
         if failed is None:
             await self._version.bump()
@@ -196,21 +205,11 @@ class TrackedVectorIndex(_Tracked):
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
         """Upsert, then bump the version."""
-        try:
-            await self._inner.upsert(records)
-        except BaseException as exc:
-            await self._after_write(exc)
-            raise
-        await self._after_write(None)
+        await self._write(self._inner.upsert, records)
 
     async def delete(self, ids: Sequence[str]) -> None:
         """Delete, then bump the version."""
-        try:
-            await self._inner.delete(ids)
-        except BaseException as exc:
-            await self._after_write(exc)
-            raise
-        await self._after_write(None)
+        await self._write(self._inner.delete, ids)
 
     async def query(
         self,
@@ -249,39 +248,19 @@ class TrackedGraphStore(_Tracked):
 
     async def upsert_nodes(self, entities: Sequence[Entity]) -> None:
         """Upsert nodes, then bump the version."""
-        try:
-            await self._inner.upsert_nodes(entities)
-        except BaseException as exc:
-            await self._after_write(exc)
-            raise
-        await self._after_write(None)
+        await self._write(self._inner.upsert_nodes, entities)
 
     async def upsert_edges(self, relations: Sequence[Relation]) -> None:
         """Upsert relations, then bump the version."""
-        try:
-            await self._inner.upsert_edges(relations)
-        except BaseException as exc:
-            await self._after_write(exc)
-            raise
-        await self._after_write(None)
+        await self._write(self._inner.upsert_edges, relations)
 
     async def delete_nodes(self, names: Sequence[str]) -> None:
         """Delete nodes, then bump the version."""
-        try:
-            await self._inner.delete_nodes(names)
-        except BaseException as exc:
-            await self._after_write(exc)
-            raise
-        await self._after_write(None)
+        await self._write(self._inner.delete_nodes, names)
 
     async def delete_edges(self, relation_ids: Sequence[str]) -> None:
         """Delete relations, then bump the version."""
-        try:
-            await self._inner.delete_edges(relation_ids)
-        except BaseException as exc:
-            await self._after_write(exc)
-            raise
-        await self._after_write(None)
+        await self._write(self._inner.delete_edges, relation_ids)
 
     async def get_nodes(self, names: Sequence[str]) -> dict[str, Entity]:
         """Unchanged read."""
@@ -328,21 +307,11 @@ class TrackedChunkStore(_Tracked):
 
     async def upsert_chunks(self, chunks: Sequence[Chunk]) -> None:
         """Upsert chunks, then bump the version."""
-        try:
-            await self._inner.upsert_chunks(chunks)
-        except BaseException as exc:
-            await self._after_write(exc)
-            raise
-        await self._after_write(None)
+        await self._write(self._inner.upsert_chunks, chunks)
 
     async def delete_chunks(self, ids: Sequence[str]) -> None:
         """Delete chunks, then bump the version."""
-        try:
-            await self._inner.delete_chunks(ids)
-        except BaseException as exc:
-            await self._after_write(exc)
-            raise
-        await self._after_write(None)
+        await self._write(self._inner.delete_chunks, ids)
 
     async def get_chunks(self, ids: Sequence[str]) -> list[Chunk | None]:
         """Unchanged read."""
