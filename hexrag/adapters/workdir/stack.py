@@ -35,6 +35,7 @@ from hexrag.adapters.memory import (
     MemoryGraphStore,
     MemoryVectorIndex,
 )
+from hexrag.adapters.workdir._sync_run import run_now
 from hexrag.adapters.workdir.convert import (
     chunk_from_kv,
     chunk_to_kv,
@@ -143,12 +144,7 @@ def _run_now(coro: Coroutine[Any, Any, _T]) -> _T:
     finishes them. This keeps :func:`load_workdir` callable from sync code and from inside a
     running loop alike.
     """
-    try:
-        coro.send(None)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-    coro.close()
-    raise RuntimeError("a memory adapter coroutine suspended; it must not do I/O")
+    return run_now(coro, "a memory adapter coroutine suspended; it must not do I/O")
 
 
 def _check_workspace(workspace: str) -> None:

@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import json
 import mmap
-from collections.abc import Coroutine, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+from hexrag.adapters.workdir._sync_run import run_now
 from hexrag.adapters.workdir.files import GRAPH_FILE, VDB_FILES, is_lightrag_file
 from hexrag.domain.errors import ConfigurationError
 
@@ -53,7 +54,6 @@ __all__ = [
 _WINDOW = 4 << 20  # bytes of text decoded per step (doubled for a larger record)
 _BOM = b"\xef\xbb\xbf"
 _WS = " \t\r\n"
-_T = TypeVar("_T")
 
 
 class BlankFile(ConfigurationError):
@@ -188,16 +188,6 @@ def require_records(raw: dict[str, Any] | None, path: Path) -> dict[str, Any] | 
     return raw
 
 
-def _run_now(coro: Coroutine[Any, Any, _T]) -> _T:
-    # NanoVectorStream.scan_records never suspends (it reads a memory map)
-    try:
-        coro.send(None)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-    coro.close()
-    raise RuntimeError("a file read suspended")
-
-
 def _tail(path: Path, size: int = 256) -> bytes:
     with open(path, "rb") as fh:
         fh.seek(0, 2)
@@ -241,7 +231,8 @@ def validate_vdb_file(path: str | Path) -> int:
         try:
             rows, cursor = 0, None
             while True:
-                page = _run_now(stream.scan_records(cursor, limit=5000))
+                # NanoVectorStream.scan_records never suspends (it reads a memory map)
+                page = run_now(stream.scan_records(cursor, limit=5000), "a file read suspended")
                 rows += len(page.items)
                 cursor = page.cursor
                 if cursor is None:
