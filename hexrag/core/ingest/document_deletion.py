@@ -46,10 +46,11 @@ from hexrag.core.ingest.ids import entity_id, relation_id
 from hexrag.core.ingest.kv_rows import stored_rows
 from hexrag.core.ingest.lightrag_kv import relation_chunk_key, stamp
 from hexrag.core.ingest.merging import NO_EVIDENCE, merge_entity, merge_relation, relation_id_of
+from hexrag.core.ingest.vector_writes import ENTITY_FIELDS, RELATION_FIELDS, embed_and_upsert
 from hexrag.core.tokenizer import Tokenizer
 from hexrag.domain.documents import DocRecord, merge_metadata_fields, metadata_fields
 from hexrag.domain.errors import BackendError, ConfigurationError
-from hexrag.domain.records import GRAPH_FIELD_SEP, Entity, Relation, VectorRecord
+from hexrag.domain.records import GRAPH_FIELD_SEP, Entity, Relation
 from hexrag.ports import (
     Cache,
     ChunkStore,
@@ -480,23 +481,12 @@ class DocumentDeletion:
                                             edge_writes.items()])
         report.entities_rebuilt += list(node_writes)
         report.relations_rebuilt += list(edge_writes)
-        if vectors:
-            ev = list(vectors.values())
-            embedded = await self._embedder.embed([v["content"] for v in ev])
-            await self._entities.upsert([
-                VectorRecord(id=v["id"], vector=x, entity_name=v["entity_name"],
-                             content=v["content"], source_id=v["source_id"],
-                             file_path=v["file_path"], created_at=now)
-                for v, x in zip(ev, embedded, strict=True)])
+        await embed_and_upsert(self._embedder, self._entities, list(vectors.values()),
+                               fields=ENTITY_FIELDS, created_at=now)
         if stale:
             await self._relationships.delete(list(dict.fromkeys(stale)))
-        if edge_vectors:
-            embedded = await self._embedder.embed([v["content"] for v in edge_vectors])
-            await self._relationships.upsert([
-                VectorRecord(id=v["id"], vector=x, src_id=v["src_id"], tgt_id=v["tgt_id"],
-                             content=v["content"], source_id=v["source_id"],
-                             file_path=v["file_path"], created_at=now)
-                for v, x in zip(edge_vectors, embedded, strict=True)])
+        await embed_and_upsert(self._embedder, self._relationships, edge_vectors,
+                               fields=RELATION_FIELDS, created_at=now)
 
     async def _rebuild(
         self, plan: DeletePlan, report: DeleteReport
@@ -626,25 +616,13 @@ class DocumentDeletion:
                 for a, b in kept_edges
             ])
         now = self._clock()
-        ev = [vectors[n] for n in kept_nodes if n in vectors]
-        if ev:
-            embedded = await self._embedder.embed([v["content"] for v in ev])
-            await self._entities.upsert([
-                VectorRecord(id=v["id"], vector=x, entity_name=v["entity_name"],
-                             content=v["content"], source_id=v["source_id"],
-                             file_path=v["file_path"], created_at=now,
-                             metadata=node_meta.get(v["entity_name"], {}))
-                for v, x in zip(ev, embedded, strict=True)
-            ])
-        rv = [edge_vectors[p] for p in kept_edges if p in edge_vectors]
-        if rv:
-            embedded = await self._embedder.embed([v["content"] for v in rv])
-            await self._relationships.upsert([
-                VectorRecord(id=v["id"], vector=x, src_id=v["src_id"], tgt_id=v["tgt_id"],
-                             content=v["content"], source_id=v["source_id"],
-                             file_path=v["file_path"], created_at=now,
-                             metadata=edge_meta.get(tuple(sorted((v["src_id"], v["tgt_id"]))),
-                                                    {}))
-                for v, x in zip(rv, embedded, strict=True)
-            ])
+        await embed_and_upsert(
+            self._embedder, self._entities, [vectors[n] for n in kept_nodes if n in vectors],
+            fields=ENTITY_FIELDS, created_at=now,
+            metadata=lambda v: node_meta.get(v["entity_name"], {}))
+        await embed_and_upsert(
+            self._embedder, self._relationships,
+            [edge_vectors[p] for p in kept_edges if p in edge_vectors],
+            fields=RELATION_FIELDS, created_at=now,
+            metadata=lambda v: edge_meta.get(tuple(sorted((v["src_id"], v["tgt_id"]))), {}))
         return legacy_e, legacy_r

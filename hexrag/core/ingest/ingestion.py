@@ -85,6 +85,7 @@ from hexrag.core.ingest.merging import (
     merge_entity,
     merge_relation,
 )
+from hexrag.core.ingest.vector_writes import ENTITY_FIELDS, RELATION_FIELDS, embed_and_upsert
 from hexrag.core.tokenizer import Tokenizer, count_tokens
 from hexrag.domain.documents import (
     DocRecord,
@@ -595,28 +596,16 @@ class Ingestor(DocumentDeletion):
             ]
             await self._graph.upsert_edges(edge_writes)
         now = self._clock()
-        if entity_vectors:
-            ev = list(entity_vectors.values())
-            embedded = await self._embedder.embed([v["content"] for v in ev])
-            await self._entities.upsert([
-                VectorRecord(id=v["id"], vector=x, entity_name=v["entity_name"],
-                             content=v["content"], source_id=v["source_id"],
-                             file_path=v["file_path"], created_at=now,
-                             metadata=node_meta.get(v["entity_name"])
-                             or merge_metadata_fields(prior.get(v["entity_name"]), added))
-                for v, x in zip(ev, embedded, strict=True)
-            ])
+        await embed_and_upsert(
+            self._embedder, self._entities, list(entity_vectors.values()),
+            fields=ENTITY_FIELDS, created_at=now,
+            metadata=lambda v: node_meta.get(v["entity_name"])
+            or merge_metadata_fields(prior.get(v["entity_name"]), added))
         edge_meta = {(r.src_id, r.tgt_id): {k: v for k, v in r.properties.items()
                                             if k != "truncate"} for r in edge_writes}
         if stale:
             await self._relationships.delete(stale)
-        if relation_vectors:
-            embedded = await self._embedder.embed([v["content"] for v in relation_vectors])
-            await self._relationships.upsert([
-                VectorRecord(id=v["id"], vector=x, src_id=v["src_id"], tgt_id=v["tgt_id"],
-                             content=v["content"], source_id=v["source_id"],
-                             file_path=v["file_path"], created_at=now,
-                             metadata=edge_meta.get(tuple(sorted((v["src_id"], v["tgt_id"])))
-                                                    , {}))
-                for v, x in zip(relation_vectors, embedded, strict=True)
-            ])
+        await embed_and_upsert(
+            self._embedder, self._relationships, relation_vectors,
+            fields=RELATION_FIELDS, created_at=now,
+            metadata=lambda v: edge_meta.get(tuple(sorted((v["src_id"], v["tgt_id"]))), {}))
