@@ -30,7 +30,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -129,7 +129,10 @@ class CorpusVersion:
         return f"CorpusVersion(key={self._key!r}, cache={self._cache!r})"
 
 
-class _Tracked:
+_S = TypeVar("_S", VectorIndex, GraphStore, ChunkStore)
+
+
+class _Tracked(Generic[_S]):
     """Shared plumbing: run a write, then bump the version.
 
     After a successful write a failing bump propagates (the caller must learn that cached
@@ -137,8 +140,8 @@ class _Tracked:
     write may have landed partly; a bump failure is then logged and the write's error raised.
     """
 
-    def __init__(self, inner: Any, version: CorpusVersion) -> None:
-        self._inner = inner
+    def __init__(self, inner: _S, version: CorpusVersion) -> None:
+        self._inner: _S = inner
         self._version = version
 
     @property
@@ -180,13 +183,8 @@ class _Tracked:
         return f"{type(self).__name__}({self._inner!r})"
 
 
-class TrackedVectorIndex(_Tracked):
+class TrackedVectorIndex(_Tracked[VectorIndex]):
     """A :class:`~hexrag.ports.VectorIndex` that bumps the corpus version after each write."""
-
-    _inner: VectorIndex
-
-    def __init__(self, inner: VectorIndex, version: CorpusVersion) -> None:
-        super().__init__(inner, version)
 
     @property
     def namespace(self) -> str:
@@ -238,13 +236,8 @@ class TrackedVectorIndex(_Tracked):
         return await self._inner.count()
 
 
-class TrackedGraphStore(_Tracked):
+class TrackedGraphStore(_Tracked[GraphStore]):
     """A :class:`~hexrag.ports.GraphStore` that bumps the corpus version after each write."""
-
-    _inner: GraphStore
-
-    def __init__(self, inner: GraphStore, version: CorpusVersion) -> None:
-        super().__init__(inner, version)
 
     async def upsert_nodes(self, entities: Sequence[Entity]) -> None:
         """Upsert nodes, then bump the version."""
@@ -297,13 +290,8 @@ class TrackedGraphStore(_Tracked):
         return await self._inner.count_edges()
 
 
-class TrackedChunkStore(_Tracked):
+class TrackedChunkStore(_Tracked[ChunkStore]):
     """A :class:`~hexrag.ports.ChunkStore` that bumps the corpus version after each write."""
-
-    _inner: ChunkStore
-
-    def __init__(self, inner: ChunkStore, version: CorpusVersion) -> None:
-        super().__init__(inner, version)
 
     async def upsert_chunks(self, chunks: Sequence[Chunk]) -> None:
         """Upsert chunks, then bump the version."""
