@@ -9,9 +9,8 @@ default chunk-exact relation lookup), the embedder being the bench's determinist
 process and on one event loop it times LightRAG's ``aquery_data`` and hexrag's ``query_data``
 for every mode, keywords supplied (no LLM), median over the queries, sides alternating per
 query, and checks that both returned the same data (WEIGHT exactly, VECTOR chunks as sets).
-Every timed call starts after ``gc.collect()`` (both sides alike), so neither pays for the
-other's garbage: LightRAG's objects fill the same heap, and a full collection that they
-trigger would otherwise land in whichever side runs next.
+After loading, ``gc.freeze()`` moves the heap (LightRAG's objects, the stacks) out of the
+collections either side triggers, as ``bench/parity_bench.py`` does.
 
 Printed per pick: the side-by-side table (with ``--before``, also hexrag as it was before stage
 3's head form: every candidate chunk read whole), hexrag's per-stage medians
@@ -140,6 +139,8 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
                     {**stores, "chunk_store": FullChunkRead(stores["chunk_store"])},
                     embedder=hx_embedder, settings=engine.settings,
                 )
+            gc.collect()
+            gc.freeze()  # the loaded heap is left out of the collections either side triggers
             try:
                 for mode in MODES:
                     rows.append(await _mode(args, pick, mode, queries, rag, engine, before,
@@ -167,7 +168,6 @@ async def _mode(args: argparse.Namespace, pick: str, mode: str, queries: list[An
         for side in order:
             if side == "old" and before is None:
                 continue
-            gc.collect()  # each side starts clean: no side pays for the other's garbage
             t0 = time.perf_counter()
             if side == "lr":
                 out[side] = await lightrag_query_data(rag, mode, q)
