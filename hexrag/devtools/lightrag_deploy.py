@@ -15,7 +15,11 @@ from typing import Any
 from hexrag.devtools.lightrag_data import Dataset, write_lightrag_records
 from hexrag.devtools.lightrag_data.lightrag_side import new_lightrag
 
-__all__ = ["lightrag_env", "new_lightrag", "write_then_finalize"]
+__all__ = ["MODEL_NAME", "lightrag_env", "new_lightrag", "write_then_finalize"]
+
+MODEL_NAME = "hashemb_v1"
+"""The embedding model name every parity deployment is written with (PostgreSQL tables and
+vector collections get ``_hashemb_v1_<dim>d``)."""
 
 
 @contextmanager

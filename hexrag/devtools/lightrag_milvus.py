@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from hexrag.devtools.lightrag_data import Dataset
-from hexrag.devtools.lightrag_deploy import lightrag_env, new_lightrag, write_then_finalize
+from hexrag.devtools.lightrag_deploy import (
+    MODEL_NAME,
+    lightrag_env,
+    new_lightrag,
+    write_then_finalize,
+)
 
 __all__ = [
     "MODEL_NAME",
@@ -23,9 +28,6 @@ __all__ = [
     "make_lightrag_milvus_redis",
     "write_lightrag_milvus_redis",
 ]
-
-MODEL_NAME = "hashemb_v1"
-"""The embedding model name (collections get ``_hashemb_v1_<dim>d``)."""
 
 STORAGES = {
     "kv_storage": "RedisKVStorage",

@@ -14,12 +14,14 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
 from hexrag.devtools.lightrag_data import Dataset
-from hexrag.devtools.lightrag_deploy import lightrag_env, new_lightrag, write_then_finalize
+from hexrag.devtools.lightrag_deploy import (
+    MODEL_NAME,
+    lightrag_env,
+    new_lightrag,
+    write_then_finalize,
+)
 
 __all__ = ["MODEL_NAME", "lightrag_pg_env", "make_lightrag_pg", "write_lightrag_pg"]
-
-MODEL_NAME = "hashemb_v1"
-"""The embedding model name the deployments are written with (tables get ``_hashemb_v1_<dim>d``)."""
 
 PG_STORAGES = {
     "kv_storage": "PGKVStorage",

@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from hexrag.devtools.lightrag_data import Dataset
-from hexrag.devtools.lightrag_deploy import lightrag_env, new_lightrag, write_then_finalize
+from hexrag.devtools.lightrag_deploy import (
+    MODEL_NAME,
+    lightrag_env,
+    new_lightrag,
+    write_then_finalize,
+)
 
 __all__ = ["MODEL_NAME", "init_lightrag_qdrant", "make_lightrag_qdrant", "write_lightrag_qdrant"]
-
-MODEL_NAME = "hashemb_v1"
-"""The embedding model name (collections get ``_hashemb_v1_<dim>d``)."""
 
 STORAGES = {
     "kv_storage": "JsonKVStorage",

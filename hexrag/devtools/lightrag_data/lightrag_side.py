@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from hexrag.core.ingest.vector_contents import entity_vector_content, relation_vector_content
 from hexrag.devtools.lightrag_data.dataset import GRAPH_FIELD_SEP, Dataset, KeywordQuery, _md5
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -243,7 +244,7 @@ async def write_lightrag_records(rag: Any, dataset: Dataset) -> None:
         ent_vectors["ent-" + _md5(e.name)] = {
             "entity_name": e.name,
             "entity_type": e.entity_type,
-            "content": f"{e.name}\n{description}",
+            "content": entity_vector_content(e.name, description),
             "source_id": source_id,
             "file_path": file_path,
         }
@@ -271,7 +272,7 @@ async def write_lightrag_records(rag: Any, dataset: Dataset) -> None:
             "src_id": a,
             "tgt_id": b,
             "source_id": source_id,
-            "content": f"{r.keywords}\t{a}\n{b}\n{r.description}",
+            "content": relation_vector_content(r.keywords, a, b, r.description),
             "keywords": r.keywords,
             "description": r.description,
             "weight": r.weight if r.weight is not None else 1.0,
