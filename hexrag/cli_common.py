@@ -100,6 +100,12 @@ _StackOption = Annotated[
                  show_default=False),
 ]
 
+#: The optional ``[STACK]`` argument of the commands that also take ``--stack``.
+_StackArgument = Annotated[
+    Path | None,
+    typer.Argument(metavar="[STACK]", help=_STACK_HELP + " (or --stack).", show_default=False),
+]
+
 #: ``--stack`` where it is the only way to name the stack (required).
 _RequiredStackOption = Annotated[
     Path, typer.Option("--stack", help=_STACK_HELP, show_default=False)

@@ -18,6 +18,7 @@ from hexrag.cli_common import (
     _fail,
     _guarded,
     _PageSizeOption,
+    _StackArgument,
     _StackOption,
     _the_stack,
     _WorkspaceOption,
@@ -74,8 +75,7 @@ def _echo_counts(done: str, manifest: dict[str, Any]) -> None:
 
 def import_command(
     directory: Annotated[Path, typer.Argument(help="An archive directory.", show_default=False)],
-    stack_argument: Annotated[Path | None, typer.Argument(
-        metavar="[STACK]", help=_STACK_HELP + " (or --stack).", show_default=False)] = None,
+    stack_argument: _StackArgument = None,
     stack_option: _StackOption = None,
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Import into a stack that already holds data.")
@@ -262,8 +262,7 @@ def migrate_command(
 
 
 def check_command(
-    stack_argument: Annotated[Path | None, typer.Argument(
-        metavar="[STACK]", help=_STACK_HELP + " (or --stack).", show_default=False)] = None,
+    stack_argument: _StackArgument = None,
     stack_option: _StackOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     page_size: _PageSizeOption = 1000,
