@@ -15,7 +15,13 @@ from typing import Any
 from hexrag.devtools.lightrag_data import Dataset, write_lightrag_records
 from hexrag.devtools.lightrag_data.lightrag_side import new_lightrag
 
-__all__ = ["MODEL_NAME", "lightrag_env", "new_lightrag", "write_then_finalize"]
+__all__ = [
+    "MODEL_NAME",
+    "lightrag_env",
+    "new_lightrag",
+    "workdir_storages",
+    "write_then_finalize",
+]
 
 MODEL_NAME = "hashemb_v1"
 """The embedding model name every parity deployment is written with (PostgreSQL tables and
@@ -39,6 +45,18 @@ def lightrag_env(values: Mapping[str, str], unset: Iterable[str] = ()) -> Iterat
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def workdir_storages(vector_storage: str, kv_storage: str = "JsonKVStorage") -> dict[str, str]:
+    """LightRAG's storage classes for a deployment whose graph and document status stay in the
+    working directory (``NetworkXStorage``, ``JsonDocStatusStorage``), with its vectors in
+    ``vector_storage`` and its key-value stores in ``kv_storage``."""
+    return {
+        "kv_storage": kv_storage,
+        "vector_storage": vector_storage,
+        "graph_storage": "NetworkXStorage",
+        "doc_status_storage": "JsonDocStatusStorage",
+    }
 
 
 async def write_then_finalize(rag: Any, dataset: Dataset) -> None:

@@ -19,6 +19,7 @@ from hexrag.devtools.lightrag_deploy import (
     MODEL_NAME,
     lightrag_env,
     new_lightrag,
+    workdir_storages,
     write_then_finalize,
 )
 
@@ -29,12 +30,7 @@ __all__ = [
     "write_lightrag_milvus_redis",
 ]
 
-STORAGES = {
-    "kv_storage": "RedisKVStorage",
-    "vector_storage": "MilvusVectorDBStorage",
-    "graph_storage": "NetworkXStorage",
-    "doc_status_storage": "JsonDocStatusStorage",
-}
+STORAGES = workdir_storages("MilvusVectorDBStorage", kv_storage="RedisKVStorage")
 
 
 def _env(milvus_uri: str, redis_url: str) -> AbstractContextManager[None]:

@@ -21,17 +21,13 @@ from hexrag.devtools.lightrag_deploy import (
     MODEL_NAME,
     lightrag_env,
     new_lightrag,
+    workdir_storages,
     write_then_finalize,
 )
 
 __all__ = ["MODEL_NAME", "init_lightrag_qdrant", "make_lightrag_qdrant", "write_lightrag_qdrant"]
 
-STORAGES = {
-    "kv_storage": "JsonKVStorage",
-    "vector_storage": "QdrantVectorDBStorage",
-    "graph_storage": "NetworkXStorage",
-    "doc_status_storage": "JsonDocStatusStorage",
-}
+STORAGES = workdir_storages("QdrantVectorDBStorage")
 
 
 def make_lightrag_qdrant(
@@ -50,7 +46,10 @@ def make_lightrag_qdrant(
     ``QdrantClient(path=...)``; initialise it with :func:`init_lightrag_qdrant`."""
     from qdrant_client import QdrantClient
 
-    storages = dict(STORAGES, kv_storage="RedisKVStorage") if redis_url else STORAGES
+    storages = (
+        workdir_storages("QdrantVectorDBStorage", kv_storage="RedisKVStorage")
+        if redis_url else STORAGES
+    )
     rag = new_lightrag(
         embedder, env=_env(redis_url), working_dir=working_dir, workspace=workspace,
         kg_chunk_pick_method=kg_chunk_pick_method, cosine_threshold=cosine_threshold,
