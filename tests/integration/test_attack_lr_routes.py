@@ -16,7 +16,6 @@ an unknown field of a ``text/plain`` body was answered 200).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 import threading
@@ -26,17 +25,12 @@ from typing import Any
 
 import pytest
 
-from hexrag.adapters.memory import MemoryDocumentStore
-from hexrag.adapters.tiktoken_offline import default_tokenizer
-from hexrag.api import create_app
 from hexrag.api.limits import ApiSettings
 from hexrag.api.strict_json import json_body_problem
-from hexrag.core.ingest.ingestion import Ingestor
-from hexrag.core.query.engine import QueryEngine
-from hexrag.demo import DEFAULT_QUESTION, build_demo_engine
-from hexrag.devtools.scripted_kg import ScriptedKGLLM
+from hexrag.demo import DEFAULT_QUESTION
 from hexrag.devtools.scripted_openai import ScriptedOpenAIServer
 from tests.integration.live import LiveServer
+from tests.integration.scripted_demo import scripted_demo_app
 
 openai = pytest.importorskip("openai", reason="the openai extra: pip install 'hexrag[openai]'")
 
@@ -75,24 +69,7 @@ def model_server() -> Iterator[ScriptedOpenAIServer]:
 
 @pytest.fixture(scope="module")
 def server(model_server: ScriptedOpenAIServer) -> Iterator[LiveServer]:
-    from hexrag.adapters.openai import OpenAILLM
-
-    demo = asyncio.run(build_demo_engine())
-    stores: dict[str, Any] = {
-        "entities": demo.entities, "relationships": demo.relationships, "chunks": demo.chunks,
-        "graph": demo.graph, "chunk_store": demo.chunk_store,
-    }
-    client = openai.AsyncOpenAI(base_url=model_server.base_url, api_key="test")
-    llm = OpenAILLM(client, model="scripted-model", max_retries=0, timeout=10)
-    engine = QueryEngine(
-        **stores, embedder=demo.engine.embedder, llm=llm, tokenizer=demo.engine.tokenizer
-    )
-    ingestor = Ingestor(
-        **stores, llm=ScriptedKGLLM(), embedder=demo.engine.embedder,
-        tokenizer=default_tokenizer(), clock=lambda: int(time.time()),
-        documents=MemoryDocumentStore(),
-    )
-    live = LiveServer(create_app(engine, settings=ApiSettings(api_key=KEY), ingestor=ingestor))
+    live = LiveServer(scripted_demo_app(model_server.base_url, ApiSettings(api_key=KEY)))
     yield live
     live.stop()
 

@@ -14,26 +14,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from hexrag.adapters.memory import MemoryDocumentStore
-from hexrag.adapters.tiktoken_offline import default_tokenizer
-from hexrag.api import create_app
 from hexrag.api.limits import ApiSettings
 from hexrag.api.strict_json import LOCATE_MAX_BYTES, MAX_NUMBER_CHARS, json_body_problem
 from hexrag.core.errors import InvalidQuery
-from hexrag.core.ingest.ingestion import Ingestor
 from hexrag.core.model import QueryParam, QueryScope
 from hexrag.core.query.engine import QueryEngine
 from hexrag.core.query.run import ECHO_VALUE_CHARS, ECHO_VALUES, RunStats
 from hexrag.demo import DEFAULT_QUESTION, build_demo_engine
-from hexrag.devtools.scripted_kg import ScriptedKGLLM
 from hexrag.devtools.scripted_openai import ScriptedOpenAIServer
 from tests.integration.live import LiveServer
+from tests.integration.scripted_demo import scripted_demo_app
 
 openai = pytest.importorskip("openai", reason="the openai extra: pip install 'hexrag[openai]'")
 
@@ -99,24 +94,7 @@ def model_server() -> Iterator[ScriptedOpenAIServer]:
 @pytest.fixture(scope="module")
 def server(model_server: ScriptedOpenAIServer) -> Iterator[LiveServer]:
     """The demo answered by OpenAILLM (scripted server), with the document routes enabled."""
-    from hexrag.adapters.openai import OpenAILLM
-
-    demo = asyncio.run(build_demo_engine())
-    stores: dict[str, Any] = {
-        "entities": demo.entities, "relationships": demo.relationships, "chunks": demo.chunks,
-        "graph": demo.graph, "chunk_store": demo.chunk_store,
-    }
-    client = openai.AsyncOpenAI(base_url=model_server.base_url, api_key="test")
-    llm = OpenAILLM(client, model="scripted-model", max_retries=0, timeout=10)
-    engine = QueryEngine(
-        **stores, embedder=demo.engine.embedder, llm=llm, tokenizer=demo.engine.tokenizer
-    )
-    ingestor = Ingestor(
-        **stores, llm=ScriptedKGLLM(), embedder=demo.engine.embedder,
-        tokenizer=default_tokenizer(), clock=lambda: int(time.time()),
-        documents=MemoryDocumentStore(),
-    )
-    live = LiveServer(create_app(engine, settings=ApiSettings(), ingestor=ingestor))
+    live = LiveServer(scripted_demo_app(model_server.base_url, ApiSettings()))
     yield live
     live.stop()
 
