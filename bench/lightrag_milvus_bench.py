@@ -16,6 +16,10 @@ same engine settings.
 In one process and on one event loop it times LightRAG's ``aquery_data`` and hexrag's
 ``query_data`` for every mode, keywords supplied (no LLM), median over the queries, sides
 alternating per query, and counts identical results (WEIGHT exactly, VECTOR chunks as sets).
+Each timed call runs as ``timeit`` runs one (``bench/quiet_timer.py``: a collection before, the
+collector off while the clock runs), on every side alike; the timed hexrag stacks carry no
+instrumentation: stages, calls and the floor come from twins of them (opened again, wrapped by
+a probe) that run each query right after, untimed for the ratios.
 
 Printed per pick: the side-by-side table, hexrag's per-stage medians (embed, vector search,
 graph, chunks = Redis chunk reads + stored vectors, other = truncation/context/Python) with
@@ -53,6 +57,7 @@ for p in (REPO, REPO / "bench"):
         sys.path.insert(0, str(p))
 
 from parity_bench import DATA_DIR, SIZES, _spec  # noqa: E402
+from quiet_timer import timed_call  # noqa: E402
 
 from hexrag.devtools.lightrag_data import (  # noqa: E402
     diff_query_data,
@@ -366,26 +371,39 @@ async def run(args: argparse.Namespace, paths: dict[str, str]) -> list[dict[str,
             await init_lightrag_milvus_redis(rag, paths["milvus"], paths["redis"])
             app = await _open_in_place(paths, ws, pick, hx_embedder)
             engine = app.engine
-            stores = {k: _inner(getattr(app.stores, k))
+            # instrumented twins (the same stacks opened again, their stores wrapped by a
+            # probe) run each query right after the timed side, untimed for the ratios
+            twin = await _open_in_place(paths, ws, pick, parity_embedder())
+            stores = {k: _inner(getattr(twin.stores, k))
                       for k in ("entities", "relationships", "chunks", "graph", "chunk_store")}
-            probe = Probe(stores, hx_embedder)
+            probe = Probe(stores, twin.engine.embedder)
             own = await _hexrag_layout(paths["milvus"], paths["redis"], ws, hx_embedder.dim)
             own.graph = own_graph
             own_stores = {k: v for k, v in own.engine_stores().items() if k != "cache"}
-            own_probe = Probe(own_stores, own_embedder)
             own_engine = compose_engine(own_stores, embedder=own_embedder,
                                         settings=engine.settings, store_cache=False)
+            own_twin = await _hexrag_layout(paths["milvus"], paths["redis"], ws, hx_embedder.dim)
+            own_twin.graph = own_graph
+            twin_embedder = parity_embedder()
+            twin_stores = {k: v for k, v in own_twin.engine_stores().items() if k != "cache"}
+            own_probe = Probe(twin_stores, twin_embedder)
+            own_twin_engine = compose_engine(twin_stores, embedder=twin_embedder,
+                                             settings=engine.settings, store_cache=False)
             gc.collect()
             gc.freeze()  # the loaded heap is left out of the collections either side triggers
             try:
                 for mode in args.modes.split(","):
-                    rows.append(await _mode(args, pick, mode, queries, rag, engine, probe,
-                                            own_engine, own_probe, bare_milvus, bare_redis))
+                    rows.append(await _mode(args, pick, mode, queries, rag,
+                                            (engine, twin.engine, probe),
+                                            (own_engine, own_twin_engine, own_probe),
+                                            bare_milvus, bare_redis))
                     print(f"[{args.size}] {pick} {mode} done", flush=True)
             finally:
                 await rag.finalize_storages()
                 await app.aclose()
+                await twin.aclose()
                 await own.close()
+                await own_twin.close()
     finally:
         bare_milvus.close()
         await bare_redis.aclose()
@@ -393,31 +411,37 @@ async def run(args: argparse.Namespace, paths: dict[str, str]) -> list[dict[str,
 
 
 async def _mode(args: argparse.Namespace, pick: str, mode: str, queries: list[Any], rag: Any,
-                engine: Any, probe: Probe, own_engine: Any, own_probe: Probe, bare_milvus: Any,
-                bare_redis: Any) -> dict[str, Any]:
+                in_place: tuple[Any, Any, Probe], own_side: tuple[Any, Any, Probe],
+                bare_milvus: Any, bare_redis: Any) -> dict[str, Any]:
+    """One mode: ``in_place`` and ``own_side`` are (timed engine, instrumented twin, its
+    probe)."""
+    engine, twin, probe = in_place
+    own_engine, own_twin, own_probe = own_side
     times: dict[str, list[float]] = {"lr": [], "hx": [], "own": []}
     profiles: list[dict[str, Any]] = []
     own_profiles: list[dict[str, Any]] = []
     floors: list[float] = []
     own_floors: list[float] = []
-    same = same_own = 0
+    same = same_own = same_twins = 0
     exact = pick == "WEIGHT"
     for i, q in enumerate(queries):
         order = ("lr", "hx", "own") if i % 2 == 0 else ("own", "hx", "lr")
         out: dict[str, Any] = {}
         for side in order:
-            t0 = time.perf_counter()
             if side == "lr":
-                out[side] = await lightrag_query_data(rag, mode, q)
-            elif side == "hx":
-                out[side], prof = await probe.measure(
-                    functools.partial(hexrag_query_data, engine, mode, q))
-                profiles.append(prof)
+                call = functools.partial(lightrag_query_data, rag, mode, q)
             else:
-                out[side], prof = await own_probe.measure(
-                    functools.partial(hexrag_query_data, own_engine, mode, q))
-                own_profiles.append(prof)
-            times[side].append(time.perf_counter() - t0)
+                call = functools.partial(hexrag_query_data,
+                                         engine if side == "hx" else own_engine, mode, q)
+            out[side], seconds = await timed_call(call)
+            times[side].append(seconds)
+        twin_out, prof = await probe.measure(functools.partial(hexrag_query_data, twin, mode, q))
+        profiles.append(prof)
+        own_twin_out, own_prof = await own_probe.measure(
+            functools.partial(hexrag_query_data, own_twin, mode, q))
+        own_profiles.append(own_prof)
+        same_twins += (not diff_query_data(twin_out, out["hx"], exact=True)
+                       and not diff_query_data(own_twin_out, out["own"], exact=True))
         same += not diff_query_data(out["lr"], out["hx"], exact=exact)
         same_own += not diff_query_data(out["lr"], out["own"], exact=exact)
         floors.append(await floor_seconds(bare_milvus, bare_redis, profiles[-1]["calls"]))
@@ -436,6 +460,7 @@ async def _mode(args: argparse.Namespace, pick: str, mode: str, queries: list[An
         "pick": pick, "mode": mode,
         "lightrag_ms": med["lr"], "hexrag_ms": med["hx"], "own_ms": med["own"],
         "identical": f"{same}/{len(queries)}", "own_identical": f"{same_own}/{len(queries)}",
+        "twins_identical": f"{same_twins}/{len(queries)}",
         "floor_ms": 1000 * statistics.median(floors),
         "own_floor_ms": 1000 * statistics.median(own_floors),
         "in_place": _summarise(profiles), "own": _summarise(own_profiles),
@@ -455,7 +480,11 @@ def _print(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
               f"{r['lightrag_ms'] / r['hexrag_ms']:.1f}x | {r['identical']} | "
               f"{r['own_ms']:.1f} | {r['lightrag_ms'] / r['own_ms']:.1f}x | "
               f"{r['own_identical']} |")
-    print("\nhexrag per stage (median ms; stages overlap when branches run concurrently), "
+    print("\nhexrag per stage, from instrumented twins of the timed stacks that run each query "
+          "right after them (same data as the timed sides: " + ", ".join(
+              f"{r['pick']} {r['mode']} {r['twins_identical']}" for r in rows) + "; the timed "
+          "columns above carry no instrumentation). Median ms; stages overlap when branches "
+          "run concurrently; "
           "calls per store (median), the floor (the same Milvus / Redis calls back to back "
           "from bare pymilvus / redis clients) and hexrag's time as a multiple of it:")
     print("\n| pick | mode | stack | embed | search | graph | chunks | other | calls | "

@@ -10,7 +10,11 @@ process and on one event loop it times LightRAG's ``aquery_data`` and hexrag's `
 for every mode, keywords supplied (no LLM), median over the queries, sides alternating per
 query, and checks that both returned the same data (WEIGHT exactly, VECTOR chunks as sets).
 After loading, ``gc.freeze()`` moves the heap (LightRAG's objects, the stacks) out of the
-collections either side triggers, as ``bench/parity_bench.py`` does.
+collections either side triggers, as ``bench/parity_bench.py`` does, and each timed call runs
+as ``timeit`` runs one (``bench/quiet_timer.py``: a collection before, the collector off
+while the clock runs), on both sides alike. The timed hexrag stack carries no instrumentation:
+the per-stage table, the round trips and the floor come from a twin of it (the same TOML opened
+again) that runs each query right after, untimed for the ratios.
 
 Printed per pick: the side-by-side table (with ``--before``, also hexrag as it was before stage
 3's head form: every candidate chunk read whole), hexrag's per-stage medians
@@ -50,6 +54,7 @@ for p in (REPO, REPO / "bench"):
 
 from lightrag_pg_profile import Probe, explain, floor_seconds, summarise  # noqa: E402
 from parity_bench import SIZES, _spec  # noqa: E402
+from quiet_timer import timed_call  # noqa: E402
 from stage_clock import FullChunkRead  # noqa: E402
 
 from hexrag.devtools.lightrag_data import (  # noqa: E402
@@ -130,9 +135,12 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
             await init_lightrag_pg(rag, dsn)
             app = await _open_readme_stack(dsn, workspace, pick, hx_embedder)
             engine = app.engine
-            stores = {k: _inner(getattr(app.stores, k))
+            # the instrumented twin: the same TOML opened again, its stores wrapped by the
+            # probe; it runs each query right after the timed side, untimed for the ratios
+            twin = await _open_readme_stack(dsn, workspace, pick, parity_embedder())
+            stores = {k: _inner(getattr(twin.stores, k))
                       for k in ("entities", "relationships", "chunks", "graph", "chunk_store")}
-            probe = Probe(stores, hx_embedder)
+            probe = Probe(stores, twin.engine.embedder)
             before = None
             if args.before:
                 before = compose_engine(
@@ -144,44 +152,48 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
             try:
                 for mode in MODES:
                     rows.append(await _mode(args, pick, mode, queries, rag, engine, before,
-                                            probe, bare))
+                                            probe, twin.engine, bare))
                     print(f"[{size}] {pick} {mode} done", flush=True)
             finally:
                 await rag.finalize_storages()
                 await app.aclose()
+                await twin.aclose()
     finally:
         await bare.close()
     return rows
 
 
 async def _mode(args: argparse.Namespace, pick: str, mode: str, queries: list[Any], rag: Any,
-                engine: Any, before: Any, probe: Probe, bare: Any) -> dict[str, Any]:
+                engine: Any, before: Any, probe: Probe, twin: Any, bare: Any) -> dict[str, Any]:
     lr_t: list[float] = []
     hx_t: list[float] = []
     old_t: list[float] = []
     profiles = []
     floors: list[float] = []
-    same = same_old = 0
+    same = same_old = same_twin = 0
     for i, q in enumerate(queries):
         order = ("lr", "hx", "old") if i % 2 == 0 else ("old", "hx", "lr")
         out: dict[str, Any] = {}
         for side in order:
             if side == "old" and before is None:
                 continue
-            t0 = time.perf_counter()
             if side == "lr":
-                out[side] = await lightrag_query_data(rag, mode, q)
-                lr_t.append(time.perf_counter() - t0)
+                out[side], seconds = await timed_call(
+                    functools.partial(lightrag_query_data, rag, mode, q))
+                lr_t.append(seconds)
             elif side == "old":
-                out[side] = await hexrag_query_data(before, mode, q)
-                old_t.append(time.perf_counter() - t0)
+                out[side], seconds = await timed_call(
+                    functools.partial(hexrag_query_data, before, mode, q))
+                old_t.append(seconds)
             else:
-                out[side], prof = await probe.measure(
-                    functools.partial(hexrag_query_data, engine, mode, q)
-                )
-                hx_t.append(time.perf_counter() - t0)
-                profiles.append(prof)
+                out[side], seconds = await timed_call(
+                    functools.partial(hexrag_query_data, engine, mode, q))
+                hx_t.append(seconds)
+        out["twin"], prof = await probe.measure(
+            functools.partial(hexrag_query_data, twin, mode, q))
+        profiles.append(prof)
         exact = pick == "WEIGHT"
+        same_twin += not diff_query_data(out["twin"], out["hx"], exact=True)
         same += not diff_query_data(out["lr"], out["hx"], exact=exact)
         if before is not None:
             same_old += not diff_query_data(out["old"], out["hx"], exact=exact)
@@ -204,6 +216,7 @@ async def _mode(args: argparse.Namespace, pick: str, mode: str, queries: list[An
         "hexrag_ms": 1000 * statistics.median(hx_t),
         "before_ms": 1000 * statistics.median(old_t) if old_t else None,
         "identical": f"{same}/{len(queries)}",
+        "twin_identical": f"{same_twin}/{len(queries)}",
         "before_identical": f"{same_old}/{len(queries)}" if before is not None else None,
         "floor_ms": 1000 * statistics.median(floors),
         **summarise(profiles),
@@ -225,7 +238,11 @@ def _print(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
             line += (f" {r['before_ms']:.1f} | {r['lightrag_ms'] / r['before_ms']:.1f}x | "
                      f"{r['before_identical']} |")
         print(line)
-    print("\nhexrag per stage (median ms; stages overlap when branches run concurrently), "
+    print("\nhexrag per stage, from an instrumented twin of the timed stack that runs each query "
+          "right after it (same data: " + ", ".join(
+              f"{r['pick']} {r['mode']} {r['twin_identical']}" for r in rows) + "); the timed "
+          "column above has no instrumentation. Median ms; stages overlap when branches run "
+          "concurrently; "
           "round trips per store (median), the floor (the same statements back to back on a "
           "bare asyncpg connection):")
     print("\n| pick | mode | embed | search | graph | chunks | other | round trips | "

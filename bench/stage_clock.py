@@ -92,6 +92,7 @@ class StageClock:
         self.stages: list[tuple[str, float, float]] = []
         self.profiles: list[dict[str, float]] = []
         self._patched = False
+        self._originals: dict[str, Callable[..., Any]] = {}
 
     def wrap_stores(self, stores: dict[str, Any]) -> dict[str, Any]:
         """``stores`` with each query-path store wrapped (others as they are)."""
@@ -101,17 +102,30 @@ class StageClock:
         }
 
     def patch_engine_module(self) -> None:
-        """Wrap the stage functions the engine module calls (a no-op while ``on`` is off)."""
+        """Wrap the stage functions the engine module calls (:meth:`measure` does it for the
+        one query it measures and undoes it after: no other query pays for the wrappers)."""
         if self._patched:
             return
         import hexrag.core.query.engine as engine_module
 
+        self._originals = {}
         for name in STAGE_FUNCTIONS:
             fn = getattr(engine_module, name, None)
             if fn is None:
                 continue
+            self._originals[name] = fn
             setattr(engine_module, name, self._stage(name, fn))
         self._patched = True
+
+    def unpatch_engine_module(self) -> None:
+        """Put the engine module's own stage functions back."""
+        if not self._patched:
+            return
+        import hexrag.core.query.engine as engine_module
+
+        for name, fn in self._originals.items():
+            setattr(engine_module, name, fn)
+        self._patched = False
 
     def _stage(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         clock = self
@@ -143,6 +157,7 @@ class StageClock:
         """Run one query with the clock on; its breakdown is appended to ``profiles``."""
         self.sql.clear()
         self.stages.clear()
+        self.patch_engine_module()
         self.on = True
         t0 = time.perf_counter()
         try:
@@ -150,6 +165,7 @@ class StageClock:
         finally:
             wall = time.perf_counter() - t0
             self.on = False
+            self.unpatch_engine_module()
         prof: dict[str, float] = {"wall": wall}
         by_kind: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for kind, a, b in self.sql:
