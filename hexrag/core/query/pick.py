@@ -7,6 +7,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from hexrag.core.reference.polling import first_round
 from hexrag.ports import VectorIndex
 
 T = TypeVar("T")
@@ -28,24 +29,12 @@ def weighted_polling(
     quotas falling linearly from max to min.
 
     Item ``i`` of ``n`` expects ``round(max - i/(n-1) * (max - min))`` chunks (Python's
-    round-half-to-even). Unused quota is then handed out one chunk at a time, always to the
-    first item that still has chunks. Output: round-one picks in item order, then the extras.
+    round-half-to-even; the quota pass is the plain form's
+    :func:`~hexrag.core.reference.polling.first_round`). Unused quota is then handed out one
+    chunk at a time, always to the first item that still has chunks. Output: round-one picks
+    in item order, then the extras.
     """
-    n = len(sorted_chunk_lists)
-    if n == 0 or max_related <= 0:
-        return []
-    if n == 1:
-        return list(sorted_chunk_lists[0][:max_related])
-    selected: list[T] = []
-    used: list[int] = []
-    remaining = 0
-    for i, chunks in enumerate(sorted_chunk_lists):
-        expected = round(max_related - (i / (n - 1)) * (max_related - min_related))
-        actual = min(expected, len(chunks))
-        selected.extend(chunks[:actual])
-        used.append(actual)
-        if expected > actual:
-            remaining += expected - actual
+    selected, used, remaining = first_round(sorted_chunk_lists, max_related, min_related)
     # LightRAG hands the unused quota out one chunk at a time, always to the first item that
     # still has chunks (hexrag.core.reference.polling): the first item takes all it can, then
     # the next... one pass instead of a scan from the first item per chunk
