@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 from hexrag.core.query.context import assign_references
 from hexrag.core.query.run import ChunkItem, EntityItem, RelationItem
+from hexrag.core.query.truncation import entity_row, relation_row
 from hexrag.core.reference.polling import weighted_polling
 from hexrag.core.tokenizer import Tokenizer, count_tokens, truncate_list_by_token_size
 
@@ -61,25 +62,10 @@ __all__ = [
 # Stage 2
 # --------------------------------------------------------------------------------------
 
-
-def entity_row(item: EntityItem) -> dict[str, object]:
-    """LightRAG's entity context row."""
-    e = item.entity
-    return {
-        "entity": e.name,
-        "type": e.entity_type if e.entity_type is not None else "UNKNOWN",
-        "description": e.description if e.description is not None else "UNKNOWN",
-    }
-
-
-def relation_row(item: RelationItem) -> dict[str, object]:
-    """LightRAG's relation context row."""
-    d = item.relation.description
-    return {
-        "entity1": item.entity1,
-        "entity2": item.entity2,
-        "description": d if d is not None else "UNKNOWN",
-    }
+# The rows are the engine's own plain ones (``entity_row`` / ``relation_row`` of
+# :mod:`hexrag.core.query.truncation`, re-exported here); what the engine runs fast is the
+# rendering and the cut (``entity_line``, proved equal to ``dumps(entity_row)`` in
+# ``tests/unit/test_truncation.py``, and ``truncate``), which this stage states plainly.
 
 
 def truncate_stage(
