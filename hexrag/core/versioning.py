@@ -30,13 +30,12 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 import numpy as np
 
 from hexrag.core.query.pick import score_ids
-from hexrag.domain.records import Chunk, Entity, Relation, VectorHit, VectorRecord
-from hexrag.domain.scope import QueryScope
 from hexrag.ports import Cache, ChunkStore, GraphStore, VectorIndex
 
 __all__ = [
@@ -132,13 +131,49 @@ class CorpusVersion:
 _S = TypeVar("_S", VectorIndex, GraphStore, ChunkStore)
 
 
+class _Read:
+    """An unchanged read: the wrapped store's own attribute of that name (a method comes back
+    bound to the wrapped store, a property as its value)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __get__(self, obj: _Tracked[Any] | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return getattr(obj._inner, self._name)
+
+
+class _Write(_Read):
+    """A write: the wrapped store's method of that name, then a version bump
+    (:meth:`_Tracked._write`)."""
+
+    def __get__(self, obj: _Tracked[Any] | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return partial(obj._write, getattr(obj._inner, self._name))
+
+
 class _Tracked(Generic[_S]):
     """Shared plumbing: run a write, then bump the version.
+
+    A subclass names its port's ``writes`` (each runs the wrapped store's method, then bumps
+    the version) and ``reads`` (each is the wrapped store's own, unchanged) as class keywords;
+    they become class attributes, so the wrapper declares every member of its port.
 
     After a successful write a failing bump propagates (the caller must learn that cached
     answers may be stale). After a failed write the version is bumped anyway, because the
     write may have landed partly; a bump failure is then logged and the write's error raised.
     """
+
+    def __init_subclass__(
+        cls, *, writes: Sequence[str] = (), reads: Sequence[str] = (), **kwargs: Any
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in writes:
+            setattr(cls, name, _Write(name))
+        for name in reads:
+            setattr(cls, name, _Read(name))
 
     def __init__(self, inner: _S, version: CorpusVersion) -> None:
         self._inner: _S = inner
@@ -154,10 +189,13 @@ class _Tracked(Generic[_S]):
         """The corpus version this wrapper bumps."""
         return self._version
 
-    async def _write(self, write: Callable[[Any], Awaitable[None]], arg: Any) -> None:
-        """``await write(arg)``, then bump the version (after a failure too, see above)."""
+    async def _write(
+        self, write: Callable[..., Awaitable[None]], *args: Any, **kwargs: Any
+    ) -> None:
+        """``await write(*args, **kwargs)``, then bump the version (after a failure too, see
+        above)."""
         try:
-            await write(arg)
+            await write(*args, **kwargs)
         except BaseException as exc:
             await self._after_write(exc)
             raise
@@ -183,131 +221,39 @@ class _Tracked(Generic[_S]):
         return f"{type(self).__name__}({self._inner!r})"
 
 
-class TrackedVectorIndex(_Tracked[VectorIndex]):
-    """A :class:`~hexrag.ports.VectorIndex` that bumps the corpus version after each write."""
-
-    @property
-    def namespace(self) -> str:
-        """The wrapped index's namespace."""
-        return self._inner.namespace
-
-    @property
-    def dim(self) -> int:
-        """The wrapped index's dimension."""
-        return self._inner.dim
-
-    @property
-    def cosine_threshold(self) -> float:
-        """The wrapped index's threshold."""
-        return self._inner.cosine_threshold
-
-    async def upsert(self, records: Sequence[VectorRecord]) -> None:
-        """Upsert, then bump the version."""
-        await self._write(self._inner.upsert, records)
-
-    async def delete(self, ids: Sequence[str]) -> None:
-        """Delete, then bump the version."""
-        await self._write(self._inner.delete, ids)
-
-    async def query(
-        self,
-        vector: np.ndarray | Sequence[float],
-        top_k: int,
-        *,
-        scope: QueryScope | None = None,
-    ) -> list[VectorHit]:
-        """Unchanged read."""
-        return await self._inner.query(vector, top_k, scope=scope)
-
-    async def get(self, ids: Sequence[str]) -> list[VectorRecord | None]:
-        """Unchanged read."""
-        return await self._inner.get(ids)
-
-    async def get_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Unchanged read."""
-        return await self._inner.get_vectors(ids)
+class TrackedVectorIndex(
+    _Tracked[VectorIndex],
+    writes=("upsert", "delete"),
+    reads=("namespace", "dim", "cosine_threshold", "query", "get", "get_vectors", "count"),
+):
+    """A :class:`~hexrag.ports.VectorIndex` that bumps the corpus version after each write
+    (``upsert``, ``delete``); its reads are the wrapped index's own."""
 
     async def score_ids(self, ids: Sequence[str], vector: np.ndarray) -> np.ndarray:
         """Unchanged read (the inner index's own scoring when it has one)."""
         return await score_ids(self._inner, ids, vector)
 
-    async def count(self) -> int:
-        """Unchanged read."""
-        return await self._inner.count()
+
+class TrackedGraphStore(
+    _Tracked[GraphStore],
+    writes=("upsert_nodes", "upsert_edges", "delete_nodes", "delete_edges"),
+    reads=(
+        "get_nodes", "node_degrees", "edge_degrees", "get_node_edges", "get_edges_by_pairs",
+        "get_edges_by_chunk_ids", "count_nodes", "count_edges",
+    ),
+):
+    """A :class:`~hexrag.ports.GraphStore` that bumps the corpus version after each write
+    (``upsert_nodes``, ``upsert_edges``, ``delete_nodes``, ``delete_edges``); its reads are the
+    wrapped store's own."""
 
 
-class TrackedGraphStore(_Tracked[GraphStore]):
-    """A :class:`~hexrag.ports.GraphStore` that bumps the corpus version after each write."""
-
-    async def upsert_nodes(self, entities: Sequence[Entity]) -> None:
-        """Upsert nodes, then bump the version."""
-        await self._write(self._inner.upsert_nodes, entities)
-
-    async def upsert_edges(self, relations: Sequence[Relation]) -> None:
-        """Upsert relations, then bump the version."""
-        await self._write(self._inner.upsert_edges, relations)
-
-    async def delete_nodes(self, names: Sequence[str]) -> None:
-        """Delete nodes, then bump the version."""
-        await self._write(self._inner.delete_nodes, names)
-
-    async def delete_edges(self, relation_ids: Sequence[str]) -> None:
-        """Delete relations, then bump the version."""
-        await self._write(self._inner.delete_edges, relation_ids)
-
-    async def get_nodes(self, names: Sequence[str]) -> dict[str, Entity]:
-        """Unchanged read."""
-        return await self._inner.get_nodes(names)
-
-    async def node_degrees(self, names: Sequence[str]) -> dict[str, int]:
-        """Unchanged read."""
-        return await self._inner.node_degrees(names)
-
-    async def edge_degrees(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
-        """Unchanged read."""
-        return await self._inner.edge_degrees(pairs)
-
-    async def get_node_edges(self, names: Sequence[str]) -> dict[str, list[Relation]]:
-        """Unchanged read."""
-        return await self._inner.get_node_edges(names)
-
-    async def get_edges_by_pairs(
-        self, pairs: Sequence[tuple[str, str]]
-    ) -> dict[tuple[str, str], list[Relation]]:
-        """Unchanged read."""
-        return await self._inner.get_edges_by_pairs(pairs)
-
-    async def get_edges_by_chunk_ids(self, chunk_ids: Sequence[str]) -> dict[str, list[Relation]]:
-        """Unchanged read."""
-        return await self._inner.get_edges_by_chunk_ids(chunk_ids)
-
-    async def count_nodes(self) -> int:
-        """Unchanged read."""
-        return await self._inner.count_nodes()
-
-    async def count_edges(self) -> int:
-        """Unchanged read."""
-        return await self._inner.count_edges()
-
-
-class TrackedChunkStore(_Tracked[ChunkStore]):
-    """A :class:`~hexrag.ports.ChunkStore` that bumps the corpus version after each write."""
-
-    async def upsert_chunks(self, chunks: Sequence[Chunk]) -> None:
-        """Upsert chunks, then bump the version."""
-        await self._write(self._inner.upsert_chunks, chunks)
-
-    async def delete_chunks(self, ids: Sequence[str]) -> None:
-        """Delete chunks, then bump the version."""
-        await self._write(self._inner.delete_chunks, ids)
-
-    async def get_chunks(self, ids: Sequence[str]) -> list[Chunk | None]:
-        """Unchanged read."""
-        return await self._inner.get_chunks(ids)
-
-    async def count(self) -> int:
-        """Unchanged read."""
-        return await self._inner.count()
+class TrackedChunkStore(
+    _Tracked[ChunkStore],
+    writes=("upsert_chunks", "delete_chunks"),
+    reads=("get_chunks", "count"),
+):
+    """A :class:`~hexrag.ports.ChunkStore` that bumps the corpus version after each write
+    (``upsert_chunks``, ``delete_chunks``); its reads are the wrapped store's own."""
 
 
 def track_writes(
