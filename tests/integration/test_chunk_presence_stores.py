@@ -77,6 +77,21 @@ async def test_lightrag_postgres_chunk_store(lightrag_tables: None, pg_pool: Any
     await _check(LightRAGPgChunkStore(pg_pool, workspace=_workspace()))
 
 
+async def test_lightrag_postgres_presence_is_per_workspace(
+    lightrag_tables: None, pg_pool: Any  # noqa: F811
+) -> None:
+    """A chunk stored under another workspace of the same table is not present here."""
+    from hexrag.adapters.postgres.lightrag_layout import LightRAGPgChunkStore
+    from tests.contract.test_lightrag_pg_contract import _workspace
+
+    mine, theirs = (LightRAGPgChunkStore(pg_pool, workspace=_workspace()) for _ in range(2))
+    await theirs.upsert_chunks(CHUNKS[:6])
+    await mine.upsert_chunks(CHUNKS[6:8])
+    records, present = await mine.get_chunks_and_presence(["chunk-0", "chunk-6"], sorted(STORED))
+    assert [r.id if r else None for r in records] == [None, "chunk-6"]
+    assert present == {"chunk-6", "chunk-7"}
+
+
 @pytest.fixture
 async def redis_prefix(redis_client: Any) -> AsyncIterator[str]:  # noqa: F811
     """A fresh workspace name; every key naming it is deleted afterwards."""

@@ -237,8 +237,9 @@ class PgChunks(PgAdapter):
         self, ids: Sequence[str], probe: Sequence[str]
     ) -> tuple[list[Chunk | None], set[str]]:
         """:meth:`get_chunks` of ``ids`` and which of ``probe`` are stored, in one statement
-        (:class:`~hexrag.ports.chunk_presence.ChunksWithPresence`): the probed rows send their
-        id alone (an index-only scan of the primary key), not their text."""
+        (:class:`~hexrag.ports.chunk_presence.ChunksWithPresence`): of the probed ids only the
+        missing ones come back, their id alone (an anti-join on the primary key), so the
+        usual answer to hundreds of probed ids is no row at all."""
         layout, (cond, args) = self._layout, self._layout.where(3)
         nulls = ", NULL" * (layout.width - 1)
 
@@ -248,8 +249,9 @@ class PgChunks(PgAdapter):
                 f"""SELECT true AS whole, {layout.columns} FROM {layout.table}
                     WHERE id = ANY($1::text[]) AND {cond}
                     UNION ALL
-                    SELECT false, id{nulls} FROM {layout.table}
-                    WHERE id = ANY($2::text[]) AND {cond}""",
+                    SELECT false, q.id{nulls} FROM unnest($2::text[]) AS q(id)
+                    WHERE NOT EXISTS (SELECT 1 FROM {layout.table} AS t
+                                      WHERE t.id = q.id AND {cond})""",
                 whole, only, *args,
             )
 
