@@ -18,6 +18,7 @@ from hexrag.devtools.lightrag_data.lightrag_side import new_lightrag
 __all__ = [
     "MODEL_NAME",
     "lightrag_env",
+    "lightrag_storages",
     "new_lightrag",
     "workdir_storages",
     "write_then_finalize",
@@ -47,16 +48,26 @@ def lightrag_env(values: Mapping[str, str], unset: Iterable[str] = ()) -> Iterat
                 os.environ[k] = v
 
 
+def lightrag_storages(
+    *, kv: str, vector: str, graph: str, doc_status: str
+) -> dict[str, str]:
+    """LightRAG's four storage-class arguments (``kv_storage``, ``vector_storage``,
+    ``graph_storage``, ``doc_status_storage``, in that order) naming the given classes: the
+    ``storages`` of :func:`new_lightrag`."""
+    return {
+        "kv_storage": kv,
+        "vector_storage": vector,
+        "graph_storage": graph,
+        "doc_status_storage": doc_status,
+    }
+
+
 def workdir_storages(vector_storage: str, kv_storage: str = "JsonKVStorage") -> dict[str, str]:
     """LightRAG's storage classes for a deployment whose graph and document status stay in the
     working directory (``NetworkXStorage``, ``JsonDocStatusStorage``), with its vectors in
     ``vector_storage`` and its key-value stores in ``kv_storage``."""
-    return {
-        "kv_storage": kv_storage,
-        "vector_storage": vector_storage,
-        "graph_storage": "NetworkXStorage",
-        "doc_status_storage": "JsonDocStatusStorage",
-    }
+    return lightrag_storages(kv=kv_storage, vector=vector_storage, graph="NetworkXStorage",
+                             doc_status="JsonDocStatusStorage")
 
 
 async def write_then_finalize(rag: Any, dataset: Dataset) -> None:

@@ -17,18 +17,15 @@ from hexrag.devtools.lightrag_data import Dataset
 from hexrag.devtools.lightrag_deploy import (
     MODEL_NAME,
     lightrag_env,
+    lightrag_storages,
     new_lightrag,
     write_then_finalize,
 )
 
 __all__ = ["MODEL_NAME", "lightrag_pg_env", "make_lightrag_pg", "write_lightrag_pg"]
 
-PG_STORAGES = {
-    "kv_storage": "PGKVStorage",
-    "vector_storage": "PGVectorStorage",
-    "graph_storage": "PGTableGraphStorage",
-    "doc_status_storage": "PGDocStatusStorage",
-}
+PG_STORAGES = lightrag_storages(kv="PGKVStorage", vector="PGVectorStorage",
+                                graph="PGTableGraphStorage", doc_status="PGDocStatusStorage")
 
 
 def lightrag_pg_env(dsn: str) -> dict[str, str]:
