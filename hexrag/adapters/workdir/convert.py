@@ -123,6 +123,39 @@ def _source_id_out(value: Any) -> Any:
 
 _NODE_STR_FIELDS = ("entity_type", "description", "file_path")
 _EDGE_STR_FIELDS = ("description", "keywords", "file_path")
+#: LightRAG's attribute order of a node / an edge (after ``entity_id``, before the properties)
+_NODE_ATTR_ORDER = ("entity_type", "description", "source_id", "file_path", "created_at")
+_EDGE_ATTR_ORDER = ("weight", "description", "keywords", "source_id", "file_path", "created_at")
+
+
+def _pop_fields(attrs: dict[str, Any], str_fields: tuple[str, ...]) -> dict[str, Any]:
+    """The record fields popped from GraphML ``attrs``: each of ``str_fields`` that holds a
+    string, ``source_id`` as stored, an integer ``created_at``. The rest stays in ``attrs``
+    (the record's properties)."""
+    fields: dict[str, Any] = {}
+    for key in str_fields:
+        value = attrs.get(key)
+        if value is not None and type(value) is str:
+            fields[key] = attrs.pop(key)
+    if "source_id" in attrs:
+        fields["source_id"] = attrs.pop("source_id")
+    created = attrs.get("created_at")
+    if created is not None and _is_int(created):
+        fields["created_at"] = attrs.pop("created_at")
+    return fields
+
+
+def _record_attrs(
+    record: Entity | Relation, order: tuple[str, ...], attrs: dict[str, Any]
+) -> dict[str, Any]:
+    """``attrs``, then the record's set fields in ``order`` (source ids joined), then its
+    properties, made GraphML-safe."""
+    for key in order:
+        value = getattr(record, key)
+        if value is not None:
+            attrs[key] = _source_id_out(value) if key == "source_id" else value
+    attrs.update(record.properties)
+    return _graphml_safe(attrs)
 
 
 def node_to_entity(name: str, attrs: dict[str, Any]) -> Entity:
@@ -132,33 +165,13 @@ def node_to_entity(name: str, attrs: dict[str, Any]) -> Entity:
     """
     if attrs.get("entity_id") == name:
         del attrs["entity_id"]
-    fields: dict[str, Any] = {}
-    for key in _NODE_STR_FIELDS:
-        value = attrs.get(key)
-        if value is not None and type(value) is str:
-            fields[key] = attrs.pop(key)
-    if "source_id" in attrs:
-        fields["source_id"] = attrs.pop("source_id")
-    created = attrs.get("created_at")
-    if created is not None and _is_int(created):
-        fields["created_at"] = attrs.pop("created_at")
+    fields = _pop_fields(attrs, _NODE_STR_FIELDS)
     return Entity(name=name, properties=attrs, **fields)
 
 
 def entity_to_node(entity: Entity) -> tuple[str, dict[str, Any]]:
     """:class:`Entity` -> ``(node id, attributes)`` in LightRAG's attribute order."""
-    attrs: dict[str, Any] = {"entity_id": entity.name}
-    for key, value in (
-        ("entity_type", entity.entity_type),
-        ("description", entity.description),
-        ("source_id", _source_id_out(entity.source_id)),
-        ("file_path", entity.file_path),
-        ("created_at", entity.created_at),
-    ):
-        if value is not None:
-            attrs[key] = value
-    attrs.update(entity.properties)
-    return entity.name, _graphml_safe(attrs)
+    return entity.name, _record_attrs(entity, _NODE_ATTR_ORDER, {"entity_id": entity.name})
 
 
 def edge_to_relation(u: str, v: str, attrs: dict[str, Any], *, rel_id: str) -> Relation:
@@ -166,37 +179,16 @@ def edge_to_relation(u: str, v: str, attrs: dict[str, Any], *, rel_id: str) -> R
     ``attrs`` is consumed. A numeric ``weight`` becomes a float; a non-numeric one stays in
     ``properties``.
     """
-    fields: dict[str, Any] = {}
-    for key in _EDGE_STR_FIELDS:
-        value = attrs.get(key)
-        if value is not None and type(value) is str:
-            fields[key] = attrs.pop(key)
+    fields = _pop_fields(attrs, _EDGE_STR_FIELDS)
     weight = attrs.get("weight")
     if weight is not None and isinstance(weight, (int, float)) and not isinstance(weight, bool):
         fields["weight"] = float(attrs.pop("weight"))
-    if "source_id" in attrs:
-        fields["source_id"] = attrs.pop("source_id")
-    created = attrs.get("created_at")
-    if created is not None and _is_int(created):
-        fields["created_at"] = attrs.pop("created_at")
     return Relation(id=rel_id, src_id=u, tgt_id=v, properties=attrs, **fields)
 
 
 def relation_to_edge(relation: Relation) -> tuple[str, str, dict[str, Any]]:
     """:class:`Relation` -> ``(source, target, attributes)`` in LightRAG's attribute order."""
-    attrs: dict[str, Any] = {}
-    for key, value in (
-        ("weight", relation.weight),
-        ("description", relation.description),
-        ("keywords", relation.keywords),
-        ("source_id", _source_id_out(relation.source_id)),
-        ("file_path", relation.file_path),
-        ("created_at", relation.created_at),
-    ):
-        if value is not None:
-            attrs[key] = value
-    attrs.update(relation.properties)
-    return relation.src_id, relation.tgt_id, _graphml_safe(attrs)
+    return relation.src_id, relation.tgt_id, _record_attrs(relation, _EDGE_ATTR_ORDER, {})
 
 
 def _graphml_safe(attrs: dict[str, Any]) -> dict[str, Any]:
