@@ -12,7 +12,7 @@ Neo4j stores no ``null`` property, so a ``None`` field is simply absent and read
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,6 +71,16 @@ def _storable(value: Any) -> Any:
     return value
 
 
+#: The record attributes stored under their own names (after the node key / relation id).
+_ENTITY_DATA = ENTITY_FIELDS[1:]
+_RELATION_DATA = RELATION_FIELDS[1:]
+
+
+def _fields_of(record: Entity | Relation, names: Sequence[str]) -> dict[str, Any]:
+    """The record's attributes ``names``, in that order."""
+    return {name: getattr(record, name) for name in names}
+
+
 def _props(fields: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in extra.items():
@@ -93,18 +103,8 @@ def node_item(entity: Entity) -> dict[str, Any]:
         raise ConfigurationError(
             f"entity {entity.name!r}: 'entity_id' is the node key and cannot be a property"
         )
-    props = _props(
-        {
-            "entity_id": entity.name,
-            "entity_type": entity.entity_type,
-            "description": entity.description,
-            "source_id": entity.source_id,
-            "file_path": entity.file_path,
-            "created_at": entity.created_at,
-        },
-        entity.properties,
-    )
-    return {"name": entity.name, "props": props}
+    fields = {"entity_id": entity.name} | _fields_of(entity, _ENTITY_DATA)
+    return {"name": entity.name, "props": _props(fields, entity.properties)}
 
 
 def edge_items(relations: Sequence[Relation]) -> list[dict[str, Any]]:
@@ -120,17 +120,7 @@ def edge_items(relations: Sequence[Relation]) -> list[dict[str, Any]]:
             raise ConfigurationError(
                 f"relation {relation.id!r}: properties {clash} are reserved by the neo4j adapter"
             )
-        props = _props(
-            {
-                "description": relation.description,
-                "keywords": relation.keywords,
-                "weight": relation.weight,
-                "source_id": relation.source_id,
-                "file_path": relation.file_path,
-                "created_at": relation.created_at,
-            },
-            relation.properties,
-        )
+        props = _props(_fields_of(relation, _RELATION_DATA), relation.properties)
         chunk_ids = parse_source_ids(relation.source_id)
         if chunk_ids:  # no property rather than an empty list
             props["chunk_ids"] = chunk_ids
@@ -178,19 +168,30 @@ def _opt_str(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+#: How a stored property reads back as a record field (``source_id`` as stored).
+_READ_BACK: dict[str, Callable[[Any], Any]] = {
+    "entity_type": _opt_str,
+    "description": _opt_str,
+    "keywords": _opt_str,
+    "weight": _opt_float,
+    "source_id": lambda value: value,
+    "file_path": _opt_str,
+    "created_at": _opt_int,
+}
+
+
+def _pop_fields(rest: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """The record fields ``names`` taken out of a properties map, each read back by its rule
+    (an absent one is ``None``); what is left are the record's properties."""
+    return {name: _READ_BACK[name](rest.pop(name, None)) for name in names}
+
+
 def entity_from_props(name: str, props: Mapping[str, Any]) -> Entity:
     """An :class:`Entity` from a node's ``properties(n)`` map."""
     rest = dict(props)
     rest.pop("entity_id", None)
-    return Entity(
-        name=name,
-        entity_type=_opt_str(rest.pop("entity_type", None)),
-        description=_opt_str(rest.pop("description", None)),
-        source_id=rest.pop("source_id", None),
-        file_path=_opt_str(rest.pop("file_path", None)),
-        created_at=_opt_int(rest.pop("created_at", None)),
-        properties=rest,
-    )
+    fields = _pop_fields(rest, _ENTITY_DATA)
+    return Entity(name=name, properties=rest, **fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,17 +217,13 @@ def relation_from_row(src: str, tgt: str, props: Mapping[str, Any]) -> Relation:
         if key != "relation_id":
             rest.pop(key, None)
     rid = rest.pop("relation_id", None)
+    fields = _pop_fields(rest, _RELATION_DATA)
     return Relation(
         id=str(rid) if rid is not None else pair_relation_id(src, tgt),
         src_id=src,
         tgt_id=tgt,
-        description=_opt_str(rest.pop("description", None)),
-        keywords=_opt_str(rest.pop("keywords", None)),
-        weight=_opt_float(rest.pop("weight", None)),
-        source_id=rest.pop("source_id", None),
-        file_path=_opt_str(rest.pop("file_path", None)),
-        created_at=_opt_int(rest.pop("created_at", None)),
         properties=rest,
+        **fields,
     )
 
 
