@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from typing import Any
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any, TypedDict, Unpack
 
 from hexrag.devtools.lightrag_data import Dataset, write_lightrag_records
 from hexrag.devtools.lightrag_data.lightrag_side import new_lightrag
 
 __all__ = [
     "MODEL_NAME",
+    "DeploymentOptions",
     "lightrag_env",
     "lightrag_storages",
+    "new_deployment",
     "new_lightrag",
     "workdir_storages",
     "write_then_finalize",
@@ -27,6 +30,39 @@ __all__ = [
 MODEL_NAME = "hashemb_v1"
 """The embedding model name every parity deployment is written with (PostgreSQL tables and
 vector collections get ``_hashemb_v1_<dim>d``)."""
+
+
+class DeploymentOptions(TypedDict, total=False):
+    """The options every deployment's ``make_lightrag_*`` takes besides its connection, the
+    embedder, the working directory and the workspace; one left out takes its default
+    (:func:`new_deployment`)."""
+
+    #: LightRAG's ``kg_chunk_pick_method`` (default ``"WEIGHT"``).
+    kg_chunk_pick_method: str
+    #: LightRAG's ``cosine_better_than_threshold`` (default ``0.2``).
+    cosine_threshold: float
+    #: The embedding model name the deployment is written with (default :data:`MODEL_NAME`).
+    model_name: str
+
+
+def new_deployment(
+    embedder: Any,
+    *,
+    env: AbstractContextManager[Any],
+    storages: Mapping[str, str],
+    working_dir: str | Path,
+    workspace: str,
+    **options: Unpack[DeploymentOptions],
+) -> Any:
+    """A ``LightRAG`` deployment (not initialised): :func:`new_lightrag` on ``storages``,
+    constructed inside ``env``, with the :class:`DeploymentOptions` given and the defaults
+    for the others."""
+    return new_lightrag(
+        embedder, env=env, working_dir=working_dir, workspace=workspace, storages=storages,
+        kg_chunk_pick_method=options.get("kg_chunk_pick_method", "WEIGHT"),
+        cosine_threshold=options.get("cosine_threshold", 0.2),
+        model_name=options.get("model_name", MODEL_NAME),
+    )
 
 
 @contextmanager

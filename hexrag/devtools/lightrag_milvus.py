@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from hexrag.devtools.lightrag_data import Dataset
 from hexrag.devtools.lightrag_deploy import (
     MODEL_NAME,
+    DeploymentOptions,
     lightrag_env,
-    new_lightrag,
+    new_deployment,
     workdir_storages,
     write_then_finalize,
 )
@@ -48,16 +49,13 @@ def make_lightrag_milvus_redis(
     *,
     working_dir: str | Path,
     workspace: str,
-    kg_chunk_pick_method: str = "WEIGHT",
-    cosine_threshold: float = 0.2,
-    model_name: str = MODEL_NAME,
+    **options: Unpack[DeploymentOptions],
 ) -> Any:
     """A ``LightRAG`` on Milvus + Redis + NetworkX (initialise it with
-    :func:`init_lightrag_milvus_redis`)."""
-    return new_lightrag(
-        embedder, env=_env(milvus_uri, redis_url), working_dir=working_dir,
-        workspace=workspace, kg_chunk_pick_method=kg_chunk_pick_method,
-        cosine_threshold=cosine_threshold, model_name=model_name, storages=STORAGES,
+    :func:`init_lightrag_milvus_redis`); ``options``: :class:`DeploymentOptions`."""
+    return new_deployment(
+        embedder, env=_env(milvus_uri, redis_url), storages=STORAGES, working_dir=working_dir,
+        workspace=workspace, **options,
     )
 
 
@@ -75,12 +73,13 @@ async def write_lightrag_milvus_redis(
     *,
     working_dir: str | Path,
     workspace: str,
-    model_name: str = MODEL_NAME,
+    **options: Unpack[DeploymentOptions],
 ) -> None:
-    """Write ``dataset`` through LightRAG's own Milvus, Redis and NetworkX storage classes."""
+    """Write ``dataset`` through LightRAG's own Milvus, Redis and NetworkX storage classes
+    (``options``: :class:`DeploymentOptions`)."""
     rag = make_lightrag_milvus_redis(
         milvus_uri, redis_url, embedder, working_dir=working_dir, workspace=workspace,
-        model_name=model_name,
+        **options,
     )
     await init_lightrag_milvus_redis(rag, milvus_uri, redis_url)
     await write_then_finalize(rag, dataset)

@@ -10,15 +10,16 @@ try hexrag on. Needs the ``parity`` extra (lightrag-hku 1.5.7).
 from __future__ import annotations
 
 import tempfile
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import parse_qs, unquote, urlparse
 
 from hexrag.devtools.lightrag_data import Dataset
 from hexrag.devtools.lightrag_deploy import (
     MODEL_NAME,
+    DeploymentOptions,
     lightrag_env,
     lightrag_storages,
-    new_lightrag,
+    new_deployment,
     write_then_finalize,
 )
 
@@ -48,16 +49,14 @@ def make_lightrag_pg(
     embedder: Any,
     *,
     workspace: str,
-    kg_chunk_pick_method: str = "WEIGHT",
-    cosine_threshold: float = 0.2,
-    model_name: str = MODEL_NAME,
+    **options: Unpack[DeploymentOptions],
 ) -> Any:
-    """A ``LightRAG`` on PostgreSQL (not initialised: ``await rag.initialize_storages()``)."""
-    return new_lightrag(
-        embedder, env=lightrag_env(lightrag_pg_env(dsn)),
+    """A ``LightRAG`` on PostgreSQL (not initialised: ``await rag.initialize_storages()``);
+    ``options``: :class:`~hexrag.devtools.lightrag_deploy.DeploymentOptions`."""
+    return new_deployment(
+        embedder, env=lightrag_env(lightrag_pg_env(dsn)), storages=PG_STORAGES,
         working_dir=tempfile.mkdtemp(prefix="hexrag-lightrag-pg-"), workspace=workspace,
-        kg_chunk_pick_method=kg_chunk_pick_method, cosine_threshold=cosine_threshold,
-        model_name=model_name, storages=PG_STORAGES,
+        **options,
     )
 
 
@@ -78,9 +77,9 @@ async def write_lightrag_pg(
     embedder: Any,
     *,
     workspace: str,
-    model_name: str = MODEL_NAME,
     defer_vector_index: bool = False,
     maintenance_work_mem: str = "1GB",
+    **options: Unpack[DeploymentOptions],
 ) -> None:
     """Write ``dataset`` into PostgreSQL through LightRAG's own PG storage classes, then
     ``ANALYZE`` the tables (the planner's choice between a sequential scan and pgvector's
@@ -94,10 +93,12 @@ async def write_lightrag_pg(
     deployment, the rows still written by LightRAG's classes, the index built in bulk as
     pgvector recommends. For a database of benchmark deployments only (other workspaces in
     those tables lose the index during the write).
+
+    ``options``: :class:`~hexrag.devtools.lightrag_deploy.DeploymentOptions`.
     """
     import asyncpg
 
-    rag = make_lightrag_pg(dsn, embedder, workspace=workspace, model_name=model_name)
+    rag = make_lightrag_pg(dsn, embedder, workspace=workspace, **options)
     await init_lightrag_pg(rag, dsn)
     indexes: list[tuple[str, str]] = []
     if defer_vector_index:

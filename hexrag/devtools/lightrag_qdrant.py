@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from hexrag.devtools.lightrag_data import Dataset
 from hexrag.devtools.lightrag_deploy import (
     MODEL_NAME,
+    DeploymentOptions,
     lightrag_env,
-    new_lightrag,
+    new_deployment,
     workdir_storages,
     write_then_finalize,
 )
@@ -36,24 +37,22 @@ def make_lightrag_qdrant(
     *,
     working_dir: str | Path,
     workspace: str,
-    kg_chunk_pick_method: str = "WEIGHT",
-    cosine_threshold: float = 0.2,
-    model_name: str = MODEL_NAME,
     redis_url: str | None = None,
+    **options: Unpack[DeploymentOptions],
 ) -> Any:
     """A ``LightRAG`` on embedded Qdrant at ``qdrant_path`` + its working directory (KV in
     ``RedisKVStorage`` at ``redis_url`` when given), its three vector storages sharing one
-    ``QdrantClient(path=...)``; initialise it with :func:`init_lightrag_qdrant`."""
+    ``QdrantClient(path=...)``; initialise it with :func:`init_lightrag_qdrant`.
+    ``options``: :class:`DeploymentOptions`."""
     from qdrant_client import QdrantClient
 
     storages = (
         workdir_storages("QdrantVectorDBStorage", kv_storage="RedisKVStorage")
         if redis_url else STORAGES
     )
-    rag = new_lightrag(
-        embedder, env=_env(redis_url), working_dir=working_dir, workspace=workspace,
-        kg_chunk_pick_method=kg_chunk_pick_method, cosine_threshold=cosine_threshold,
-        model_name=model_name, storages=storages,
+    rag = new_deployment(
+        embedder, env=_env(redis_url), storages=storages, working_dir=working_dir,
+        workspace=workspace, **options,
     )
     client = QdrantClient(path=str(qdrant_path))
     for storage in (rag.entities_vdb, rag.relationships_vdb, rag.chunks_vdb):
@@ -84,14 +83,14 @@ async def write_lightrag_qdrant(
     *,
     working_dir: str | Path,
     workspace: str,
-    model_name: str = MODEL_NAME,
     redis_url: str | None = None,
+    **options: Unpack[DeploymentOptions],
 ) -> None:
     """Write ``dataset`` through LightRAG's own Qdrant, KV (Json, or Redis at ``redis_url``)
-    and NetworkX storage classes."""
+    and NetworkX storage classes (``options``: :class:`DeploymentOptions`)."""
     rag = make_lightrag_qdrant(
         qdrant_path, embedder, working_dir=working_dir, workspace=workspace,
-        model_name=model_name, redis_url=redis_url,
+        redis_url=redis_url, **options,
     )
     await init_lightrag_qdrant(rag, redis_url)
     await write_then_finalize(rag, dataset)
