@@ -92,17 +92,8 @@ async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None =
         for c in chunks
     ])
 
-    ents = [
-        Entity(
-            name=e["name"],
-            entity_type=e["entity_type"],
-            description=e["description"],
-            source_id=e["source_id"],
-            file_path=e["file_path"],
-            created_at=e["created_at"],
-        )
-        for e in kb["entities"]
-    ]
+    # The knowledge base's entity and relation rows carry exactly the records' fields.
+    ents = [Entity(**e) for e in kb["entities"]]
     await graph.upsert_nodes(ents)
     await _embed_into(entities, embedder, [entity_content(e) for e in ents], [
         {"id": entity_id(e.name), "entity_name": e.name, "source_id": e.source_id,
@@ -117,19 +108,7 @@ async def build_demo_engine(*, dim: int = 384, settings: EngineSettings | None =
         n = seen_pairs.get((a, b), 0)
         seen_pairs[(a, b)] = n + 1
         rid = relation_id(a, b) if n == 0 else mdhash_id(f"{a}{b}#{n}", "rel-")
-        rels.append(
-            Relation(
-                id=rid,
-                src_id=a,
-                tgt_id=b,
-                description=r["description"],
-                keywords=r["keywords"],
-                weight=r["weight"],
-                source_id=r["source_id"],
-                file_path=r["file_path"],
-                created_at=r["created_at"],
-            )
-        )
+        rels.append(Relation(**{**r, "id": rid, "src_id": a, "tgt_id": b}))
     await graph.upsert_edges(rels)
     # One vector per relation, as a PostgreSQL vector table keeps it (seed 001).
     await _embed_into(relationships, embedder, [relation_content(r) for r in rels], [
