@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from hexrag.domain.records import Chunk
+from hexrag.ports.chunk_metadata import ChunkMetadata
 from hexrag.ports.chunk_presence import ChunksWithPresence
 from tests.services.postgres import pg_dsn, pg_pool, pg_schema  # noqa: F401
 from tests.services.redis import redis_client, redis_server  # noqa: F401
@@ -33,8 +34,9 @@ def _any(value: Any) -> Any:
     return value
 
 
-async def _check(store: Any) -> None:
+async def _check(store: Any, *, metadata: bool = False) -> None:
     assert isinstance(store, ChunksWithPresence), type(store)
+    assert isinstance(store, ChunkMetadata) == metadata, type(store)
     store = _any(store)
     await store.upsert_chunks(CHUNKS)
     rng = random.Random(7)
@@ -47,18 +49,23 @@ async def _check(store: Any) -> None:
         records, present = await store.get_chunks_and_presence(ids, probe)
         assert records == await store.get_chunks(ids), (ids, probe)
         assert present == {p for p in probe if p in STORED}, (ids, probe)
+        if metadata:  # the metadata read: the records' metadata, without the texts
+            assert await store.get_chunk_metadata([*ids, *probe]) == [
+                None if r is None else r.metadata
+                for r in await store.get_chunks([*ids, *probe])
+            ], (ids, probe)
 
 
 async def test_memory_chunk_store() -> None:
     from hexrag.adapters.memory import MemoryChunkStore
 
-    await _check(MemoryChunkStore())
+    await _check(MemoryChunkStore(), metadata=True)
 
 
 async def test_postgres_chunk_store(pg_pool: Any, pg_schema: str) -> None:  # noqa: F811
     from hexrag.adapters.postgres import PgChunkStore
 
-    await _check(PgChunkStore(pg_pool, schema=pg_schema))
+    await _check(PgChunkStore(pg_pool, schema=pg_schema), metadata=True)
 
 
 @pytest.fixture
@@ -74,7 +81,7 @@ async def test_lightrag_postgres_chunk_store(lightrag_tables: None, pg_pool: Any
     from hexrag.adapters.postgres.lightrag_layout import LightRAGPgChunkStore
     from tests.contract.test_lightrag_pg_contract import _workspace
 
-    await _check(LightRAGPgChunkStore(pg_pool, workspace=_workspace()))
+    await _check(LightRAGPgChunkStore(pg_pool, workspace=_workspace()), metadata=True)
 
 
 async def test_lightrag_postgres_presence_is_per_workspace(

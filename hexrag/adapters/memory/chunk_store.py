@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from hexrag.domain.records import Chunk
 from hexrag.ports.scan import DEFAULT_SCAN_LIMIT, Page
@@ -37,6 +38,11 @@ class MemoryChunkStore:
     async def get_chunks(self, ids: Sequence[str]) -> list[Chunk | None]:
         """Chunks in request order (duplicates repeated); ``None`` for a missing id."""
         return [self._chunks.get(i) for i in ids]
+
+    async def get_chunk_metadata(self, ids: Sequence[str]) -> list[Mapping[str, Any] | None]:
+        """The ``metadata`` of :meth:`get_chunks`' records
+        (:class:`~hexrag.ports.chunk_metadata.ChunkMetadata`)."""
+        return [None if (c := self._chunks.get(i)) is None else c.metadata for i in ids]
 
     async def get_chunks_and_presence(
         self, ids: Sequence[str], probe: Sequence[str]

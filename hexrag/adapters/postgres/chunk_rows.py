@@ -43,6 +43,8 @@ class ChunkRows:
     name: str
     #: the columns of a chunk (``id`` first), read by :meth:`chunk`
     columns: str
+    #: :attr:`columns` with the text read as ``''`` (the metadata read: no text sent)
+    metadata_columns: str
     #: how many columns :attr:`columns` has (the presence read pads the probed ids to it)
     width: int
     #: the upsert runs once per row (``executemany`` in one transaction), not as one statement
@@ -83,6 +85,7 @@ class HexragChunkRows(ChunkRows):
         "id, content, tokens, full_doc_id, chunk_order_index, file_path, "
         "metadata::text AS metadata"
     )
+    metadata_columns = columns.replace("id, content,", "id, ''::text AS content,")
     width = 7
 
     def __init__(self, table: str) -> None:
@@ -154,6 +157,7 @@ class LightRAGChunkRows(ChunkRows):
 
     table = name = "lightrag_doc_chunks"
     columns = CHUNK_COLUMNS
+    metadata_columns = CHUNK_COLUMNS.replace("COALESCE(content, '') AS content", "'' AS content")
     width = 11
     per_row = True
 
@@ -231,6 +235,19 @@ class PgChunks(PgAdapter):
             ids, *args,
         )
         found = {r["id"]: layout.chunk(r) for r in rows}
+        return [found.get(i) for i in ids]
+
+    async def get_chunk_metadata(self, ids: Sequence[str]) -> list[Mapping[str, Any] | None]:
+        """The ``metadata`` of :meth:`get_chunks`' records without their texts, one statement
+        (:class:`~hexrag.ports.chunk_metadata.ChunkMetadata`)."""
+        layout, (cond, args) = self._layout, self._layout.where(2)
+        rows = await self._fetch_ids(
+            f"reading the metadata of {{n}} chunks from {layout.name}",
+            f"SELECT {layout.metadata_columns} FROM {layout.table} "
+            f"WHERE id = ANY($1::text[]) AND {cond}",
+            ids, *args,
+        )
+        found = {r["id"]: layout.chunk(r).metadata for r in rows}
         return [found.get(i) for i in ids]
 
     async def get_chunks_and_presence(

@@ -323,16 +323,17 @@ async def attach_headings(
     LightRAG formats the heading path of every merged chunk; only the chunks that survive
     rerank and ``chunk_top_k`` ever show it (rerank reads the content alone), so stage 4
     calls this after that cut and formats a few dozen paths instead of hundreds. The records
-    come from the query's chunk fetcher (already fetched: no extra round trip).
+    come from the query's chunk fetcher (in KG modes already fetched: no extra round trip;
+    in naive mode their metadata alone, when the store can read it without the texts).
     """
     if not chunks:
         return
-    records = await run.fetcher.get([c.chunk_id for c in chunks])
-    for item, rec in zip(chunks, records, strict=True):
-        if rec is None:
+    metadata = await run.fetcher.metadata([c.chunk_id for c in chunks])
+    for item, meta in zip(chunks, metadata, strict=True):
+        if meta is None:
             continue
         path = truncate_section_context(
-            format_parent_headings(rec.metadata, run.memo), tokenizer, SECTION_CONTEXT_MAX_TOKENS
+            format_parent_headings(meta, run.memo), tokenizer, SECTION_CONTEXT_MAX_TOKENS
         )
         if path:
             item.content_headings = path

@@ -17,6 +17,7 @@ from hexrag.domain.params import QueryParam
 from hexrag.domain.records import Chunk, Entity, Relation
 from hexrag.domain.scope import QueryScope
 from hexrag.ports import ChunkStore
+from hexrag.ports.chunk_metadata import ChunkMetadata
 from hexrag.ports.stack import Stack
 
 #: The storage a query reads: the one :class:`~hexrag.ports.stack.Stack` (the engine holds
@@ -161,6 +162,7 @@ class ChunkFetcher:
         self._store = store
         self._stats = stats
         self._known: dict[str, Chunk | None] = {}
+        self._metadata: dict[str, Mapping[str, Any] | None] = {}
 
     async def prefetch(self, ids: Iterable[str]) -> None:
         """Load every id not seen yet, in one call."""
@@ -177,6 +179,30 @@ class ChunkFetcher:
         """Chunks in request order (``None`` for missing), fetching what is not known yet."""
         await self.prefetch(ids)
         return [self._known[i] for i in ids]
+
+    async def metadata(self, ids: Sequence[str]) -> list[Mapping[str, Any] | None]:
+        """The chunks' ``metadata`` in request order (``None`` for missing): from the chunks
+        already fetched, else in one call, without the texts when the store can
+        (:class:`~hexrag.ports.chunk_metadata.ChunkMetadata`); a missing id is recorded as
+        :meth:`prefetch` records it."""
+        wanted = [i for i in dict.fromkeys(ids) if i not in self._known and i not in self._metadata]
+        if wanted:
+            if isinstance(self._store, ChunkMetadata):
+                found = await self._store.get_chunk_metadata(wanted)
+                for cid, meta in zip(wanted, found, strict=True):
+                    self._metadata[cid] = meta
+                    if meta is None:
+                        self._stats.missing_chunk_ids[cid] = None
+            else:
+                await self.prefetch(wanted)
+        out: list[Mapping[str, Any] | None] = []
+        for i in ids:
+            if i in self._known:
+                rec = self._known[i]
+                out.append(None if rec is None else rec.metadata)
+            else:
+                out.append(self._metadata[i])
+        return out
 
     def known(self, cid: str) -> Chunk | None:
         """A chunk already fetched (``None`` if missing or not fetched)."""
