@@ -16,21 +16,12 @@ body check sits inside the body limit, which hands the whole body over in one me
 
 from __future__ import annotations
 
-from hexrag.api.middleware import (
-    ASGIApp,
-    ClientGone,
-    Receive,
-    Scope,
-    Send,
-    body_workspace,
-    read_body,
-    replaying,
-    send_json,
-)
+from hexrag.api.middleware import ASGIApp, ClientGone, Receive, Scope, Send, send_json
+from hexrag.api.workspaces import WORKSPACE_HEADER, body_named_workspace
 
 __all__ = ["WorkspaceBodyGuardMiddleware", "WorkspaceGuardMiddleware"]
 
-_HEADER = b"lightrag-workspace"
+_HEADER = WORKSPACE_HEADER.encode()
 
 
 class WorkspaceGuardMiddleware:
@@ -65,22 +56,17 @@ class WorkspaceBodyGuardMiddleware:
         self.workspace = workspace
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") != "POST" or _header_names(scope):
+        if scope["type"] != "http" or _header_names(scope):
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers", []))
-        if b"json" not in headers.get(b"content-type", b""):
-            await self.app(scope, receive, send)
-            return
-        try:
-            body = await read_body(receive, 0) or b""  # bounded by the body limit outside
+        try:  # the workspace router's own reading; bounded by the body limit outside
+            named, receive = await body_named_workspace(scope, receive, 0)
         except ClientGone:
             return
-        named = body_workspace(body)
         if named and named != self.workspace:
             await send_json(send, 404, {"detail": f"unknown workspace {named[:40]!r}"})
             return
-        await self.app(scope, replaying(body, receive), send)
+        await self.app(scope, receive, send)
 
 
 def _header_names(scope: Scope) -> bool:

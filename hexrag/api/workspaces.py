@@ -51,6 +51,7 @@ __all__ = [
     "WORKSPACE_NAME",
     "WorkspaceCatalog",
     "WorkspaceRouter",
+    "body_named_workspace",
     "validate_workspace",
 ]
 
@@ -332,14 +333,8 @@ class WorkspaceRouter:
 
     async def _named_by_body(self, scope: Scope, receive: Receive
                              ) -> tuple[str | None, Receive]:
-        headers = dict(scope.get("headers", []))
-        if scope.get("method") != "POST" or b"json" not in headers.get(b"content-type", b""):
-            return self.catalog.default, receive
-        # a JSON body may name it: read it (bounded) and hand it on unchanged
-        body = await read_body(receive, self.max_body_bytes)
-        if body is None:
-            return None, receive
-        return body_workspace(body) or self.catalog.default, replaying(body, receive)
+        named, receive = await body_named_workspace(scope, receive, self.max_body_bytes)
+        return (self.catalog.default if named == "" else named), receive
 
     async def _reply(self, scope: Scope, receive: Receive, send: Send, answer: _Answer) -> None:
         """Send the router's own ``answer`` (through CORS when configured)."""
@@ -385,6 +380,23 @@ class WorkspaceRouter:
 _Answer = Callable[[Send], Awaitable[None]]
 #: The scope key carrying the router's own answer to its (CORS-wrapped) answering app.
 _ANSWER = "hexrag.router_answer"
+
+
+async def body_named_workspace(scope: Scope, receive: Receive, limit: int
+                               ) -> tuple[str | None, Receive]:
+    """The workspace a request's JSON body names (its top-level ``"workspace"``; ``""``:
+    none), for a request that names none by header: a ``POST`` with a JSON content type has
+    its body read (at most ``limit`` bytes; ``limit <= 0``: no limit) and gets a ``receive``
+    that hands the app that body unchanged; ``(None, receive)`` when the body is over
+    ``limit``; any other request ``("", receive)``, nothing read. Raises :class:`ClientGone`
+    if the client leaves first."""
+    headers = dict(scope.get("headers", []))
+    if scope.get("method") != "POST" or b"json" not in headers.get(b"content-type", b""):
+        return "", receive
+    body = await read_body(receive, limit)
+    if body is None:
+        return None, receive
+    return body_workspace(body), replaying(body, receive)
 
 
 def _json(status: int, detail: str, **headers: str) -> _Answer:
