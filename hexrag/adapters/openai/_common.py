@@ -285,11 +285,41 @@ def client_from_env(
 
 
 class OwnedClient:
-    """Mixin of the OpenAI adapters: :meth:`aclose` closes ``_base_client`` when
-    ``_owns_client`` (the adapter created it, ``from_env``)."""
+    """Mixin of the OpenAI adapters: the client plumbing both keep (:meth:`_use_client`), their
+    ``model_name``, and :meth:`aclose`, which closes ``_base_client`` when ``_owns_client``
+    (the adapter created it, ``from_env``)."""
 
     _base_client: openai.AsyncOpenAI
     _owns_client: bool
+    _model: str
+
+    def _use_client(
+        self,
+        client: openai.AsyncOpenAI,
+        *,
+        model: str,
+        timeout: float,
+        max_concurrency: int,
+        policy: RetryPolicy,
+        owns_client: bool,
+        env_vars: tuple[str, str, str],
+    ) -> None:
+        """Keep ``client`` and a copy of it with the SDK's own retries off and ``timeout``
+        seconds per request, at most ``max_concurrency`` requests at once, the retry
+        ``policy``, and the :class:`Endpoint` error messages name (``env_vars``: the base-URL,
+        API-key and model variables to check)."""
+        self._base_client = client
+        self._client = client.with_options(max_retries=0, timeout=timeout)
+        self._model = model
+        self._owns_client = owns_client
+        self._semaphore = asyncio.Semaphore(max_concurrency)
+        self._policy = policy
+        self._endpoint = Endpoint(str(client.base_url), model, float(timeout), *env_vars)
+
+    @property
+    def model_name(self) -> str:
+        """The model's name, as sent to the server (part of the cache identity)."""
+        return self._model
 
     async def aclose(self) -> None:
         """Close the client if this adapter created it (``from_env``)."""

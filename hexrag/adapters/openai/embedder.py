@@ -13,7 +13,6 @@ import openai
 
 from hexrag.adapters.openai._common import (
     ClientVars,
-    Endpoint,
     MalformedResponse,
     OwnedClient,
     RetryPolicy,
@@ -83,21 +82,16 @@ class OpenAIEmbedder(OwnedClient):
                                      f"{encoding_format!r}")
         if send_dimensions and dim is None:
             raise ConfigurationError("send_dimensions needs dim: set EMBEDDING_DIM")
-        self._base_client = client
-        self._client = client.with_options(max_retries=0, timeout=timeout)
-        self._model = model
+        self._use_client(
+            client, model=model, timeout=timeout, max_concurrency=max_concurrency,
+            policy=RetryPolicy(max_retries, retry_backoff, max_retry_wait),
+            owns_client=owns_client, env_vars=(_BASE_URL_VAR, _API_KEY_VAR, "EMBEDDING_MODEL"),
+        )
         self._dim = dim
         self._batch_size = batch_size
         self._send_dimensions = send_dimensions
         self._encoding_format = encoding_format
         self._extra_body = dict(extra_body) if extra_body else None
-        self._owns_client = owns_client
-        self._semaphore = asyncio.Semaphore(max_concurrency)
-        self._policy = RetryPolicy(max_retries, retry_backoff, max_retry_wait)
-        self._endpoint = Endpoint(
-            str(client.base_url), model, float(timeout), _BASE_URL_VAR, _API_KEY_VAR,
-            "EMBEDDING_MODEL",
-        )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **options: Any) -> OpenAIEmbedder:
@@ -133,11 +127,6 @@ class OpenAIEmbedder(OwnedClient):
                 f"EMBEDDING_DIM, or await discover_dim() first"
             )
         return self._dim
-
-    @property
-    def model_name(self) -> str:
-        """The model name sent to the server."""
-        return self._model
 
     async def discover_dim(self) -> int:
         """The vector length, asking the server (one short request) if it is not known yet."""

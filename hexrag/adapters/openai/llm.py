@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -13,7 +12,6 @@ import openai
 from hexrag.adapters.openai._common import (
     BACKEND,
     ClientVars,
-    Endpoint,
     MalformedResponse,
     OwnedClient,
     RetryPolicy,
@@ -97,17 +95,13 @@ class OpenAILLM(OwnedClient):
         check_positive("max_retries", max_retries, minimum=0)
         check_positive("retry_backoff", retry_backoff, minimum=0)
         check_positive("max_retry_wait", max_retry_wait, minimum=0)
-        self._base_client = client
-        self._client = client.with_options(max_retries=0, timeout=timeout)
-        self._model = model
+        self._use_client(
+            client, model=model, timeout=timeout, max_concurrency=max_concurrency,
+            policy=RetryPolicy(max_retries, retry_backoff, max_retry_wait),
+            owns_client=owns_client, env_vars=(base_url_var, api_key_var, model_var),
+        )
         self._temperature = temperature
         self._extra_body = dict(extra_body) if extra_body else None
-        self._owns_client = owns_client
-        self._semaphore = asyncio.Semaphore(max_concurrency)
-        self._policy = RetryPolicy(max_retries, retry_backoff, max_retry_wait)
-        self._endpoint = Endpoint(
-            str(client.base_url), model, float(timeout), base_url_var, api_key_var, model_var
-        )
         self._json_mode_supported = True
         self.max_concurrency = max_concurrency
 
@@ -133,11 +127,6 @@ class OpenAILLM(OwnedClient):
         settings.update(options)
         client = client_from_env(env, float(settings["timeout"]), _CLIENT_VARS)
         return cls(client, owns_client=True, **settings)
-
-    @property
-    def model_name(self) -> str:
-        """The model's name (part of the cache identity)."""
-        return self._model
 
     @property
     def json_mode_supported(self) -> bool:
