@@ -490,13 +490,14 @@ _REPLACES = {
     "get_edges_by_chunk_ids_of_pairs": ("get_edges_by_chunk_ids",),
     "get_node_edges_with_degrees": ("get_node_edges", "edge_degrees"),
     "get_nodes_with_degrees": ("get_nodes", "node_degrees"),
+    "get_chunk_metadata": ("get_chunks",),
 }
 
 
 def _logical(calls: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
     """Calls per store and method, with an optional method (``ScoresIds.score_ids``, the
-    graph's combined reads) counted as the calls it replaces (the memory index scores in
-    place, the memory graph offers no combined reads)."""
+    graph's combined reads, the chunk store's metadata read) counted as the calls it
+    replaces (the memory index scores in place, the memory graph offers no combined reads)."""
     out: dict[tuple[str, str], int] = {}
     for (store, method), n in calls.items():
         for name in _REPLACES.get(method, (method,)):

@@ -64,8 +64,10 @@ async def _engine(store: Any) -> QueryEngine:
     chunks = _chunks()
     index = MemoryVectorIndex("chunks", DIM, cosine_threshold=-1.0)
     vectors = await embedder.embed([c.content for c in chunks])
-    await index.upsert([VectorRecord(id=c.id, vector=v, content=c.content,
-                                     file_path=c.file_path) for c, v in zip(chunks, vectors)])
+    await index.upsert([
+        VectorRecord(id=c.id, vector=v, content=c.content, file_path=c.file_path)
+        for c, v in zip(chunks, vectors, strict=True)
+    ])
     return QueryEngine(  # type: ignore[arg-type]
         entities=MemoryVectorIndex("entities", DIM), relationships=MemoryVectorIndex(
             "relationships", DIM), chunks=index, graph=MemoryGraphStore(), chunk_store=store,

@@ -7,8 +7,9 @@ The chunk-exact relation lookup (``relation_lookup = "chunk"``, hexrag's default
 mix) has two forms:
 
 * :data:`EDGES_BY_CHUNK_IDS` — every edge whose ``<SEP>``-joined ``source_id`` names a chunk:
-  LightRAG's tables have no index on ``properties->>'source_id'``, so this is a nested loop over
-  every edge of the workspace (what ``get_edges_by_chunk_ids`` and document deletion need);
+  LightRAG's tables have no index on ``properties->>'source_id'``, so this reads every edge of
+  the workspace, splitting each ``source_id`` once (what ``get_edges_by_chunk_ids`` and
+  document deletion need);
 * :data:`EDGES_BY_CHUNK_IDS_OF_PAIRS` — the same rows restricted to the edges of given entity
   pairs (both orientations sent): the primary key ``(workspace, namespace, src_id, tgt_id)``
   finds the few candidate edges, then their ``source_id`` is matched. A query's relation hits
@@ -86,25 +87,32 @@ EDGES_BY_PAIRS = """SELECT src_id, tgt_id, properties::text AS properties
     WHERE workspace = $1 AND namespace = $2
       AND (src_id, tgt_id) IN (SELECT * FROM unnest($3::text[], $4::text[]))"""
 
-EDGES_BY_CHUNK_IDS = """SELECT q.cid AS chunk_id, e.src_id, e.tgt_id,
+# each edge's source_id is split once and its distinct chunk ids matched against the wanted
+# ones (a hash of $3), not re-split for every wanted id: one row per (wanted chunk id, edge
+# naming it), as `q.cid = ANY(string_to_array(...))` over every pair gave (10k entities, 93
+# chunk ids: 419 vs 45 ms)
+_CHUNK_IDS_OF_EDGE = """CROSS JOIN LATERAL (
+        SELECT DISTINCT x.cid
+        FROM unnest(string_to_array(e.properties->>'source_id', '<SEP>')) AS x(cid)
+    ) AS s"""
+
+EDGES_BY_CHUNK_IDS = f"""SELECT s.cid AS chunk_id, e.src_id, e.tgt_id,
         e.properties::text AS properties
-    FROM unnest($3::text[]) AS q(cid)
-    JOIN lightrag_graph_edges AS e
-      ON e.workspace = $1 AND e.namespace = $2
-     AND q.cid = ANY(string_to_array(e.properties->>'source_id', '<SEP>'))
-    ORDER BY q.cid, e.src_id, e.tgt_id"""
+    FROM lightrag_graph_edges AS e {_CHUNK_IDS_OF_EDGE}
+    WHERE e.workspace = $1 AND e.namespace = $2 AND s.cid = ANY($3::text[])
+    ORDER BY s.cid, e.src_id, e.tgt_id"""
 
 # the candidate edges come from the primary key (a few rows), their source_id is split once
 # each; MATERIALIZED keeps the planner from pushing the chunk match into a scan of the table
-EDGES_BY_CHUNK_IDS_OF_PAIRS = """WITH e AS MATERIALIZED (
+EDGES_BY_CHUNK_IDS_OF_PAIRS = f"""WITH e AS MATERIALIZED (
         SELECT src_id, tgt_id, properties FROM lightrag_graph_edges
         WHERE workspace = $1 AND namespace = $2
           AND (src_id, tgt_id) IN (SELECT * FROM unnest($4::text[], $5::text[]))
     )
-    SELECT q.cid AS chunk_id, e.src_id, e.tgt_id, e.properties::text AS properties
-    FROM unnest($3::text[]) AS q(cid)
-    JOIN e ON q.cid = ANY(string_to_array(e.properties->>'source_id', '<SEP>'))
-    ORDER BY q.cid, e.src_id, e.tgt_id"""
+    SELECT s.cid AS chunk_id, e.src_id, e.tgt_id, e.properties::text AS properties
+    FROM e {_CHUNK_IDS_OF_EDGE}
+    WHERE s.cid = ANY($3::text[])
+    ORDER BY s.cid, e.src_id, e.tgt_id"""
 
 
 def both_orientations(pairs: Iterable[tuple[str, str]]) -> tuple[list[str], list[str]]:
