@@ -39,10 +39,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
+from hexrag.adapters._names import checked_name
 from hexrag.adapters._vector_lightrag import lightrag_model_suffix
 from hexrag.adapters.milvus.index import MilvusVectorIndex
 from hexrag.adapters.milvus.layouts import LAYOUT_FIELDS, LightRAGMilvusLayout
-from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import VectorNamespace
 
 if TYPE_CHECKING:
@@ -134,10 +134,10 @@ def _in_lightrag_layout(
 
 
 def _collection(namespace: str, workspace: str, model_name: str | None, dim: int) -> str:
-    if not isinstance(workspace, str) or not _WORKSPACE_RE.match(workspace):
-        raise ConfigurationError(
-            f"LightRAG workspace {workspace!r} is invalid: use letters, digits and '_'"
-        )
+    checked_name(
+        workspace, _WORKSPACE_RE,
+        f"LightRAG workspace {workspace!r} is invalid: use letters, digits and '_'",
+    )
     return lightrag_collection_name(namespace, workspace=workspace, model_name=model_name, dim=dim)
 
 

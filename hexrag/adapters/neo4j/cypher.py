@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from hexrag.adapters._names import checked_name
 from hexrag.domain.errors import ConfigurationError
 
 __all__ = [
@@ -77,11 +78,11 @@ def validate_workspace(workspace: str) -> str:
     Allowed: 1-64 characters from ``[A-Za-z0-9_.-]``, not starting with ``.`` or ``-``,
     and not the adapter's own counter label.
     """
-    if not isinstance(workspace, str) or not _WORKSPACE.match(workspace):
-        raise ConfigurationError(
-            f"neo4j workspace {workspace!r} is invalid: it becomes a node label, so use 1-64 "
-            "characters from [A-Za-z0-9_.-], not starting with '.' or '-'"
-        )
+    checked_name(
+        workspace, _WORKSPACE,
+        f"neo4j workspace {workspace!r} is invalid: it becomes a node label, so use 1-64 "
+        "characters from [A-Za-z0-9_.-], not starting with '.' or '-'",
+    )
     if workspace == COUNTER_LABEL:
         raise ConfigurationError(f"neo4j workspace {workspace!r} is reserved by hexrag")
     return workspace

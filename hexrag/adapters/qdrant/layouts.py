@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from hexrag.adapters._names import checked_name
 from hexrag.adapters._vector_lightrag import (
     LIGHTRAG_FIELDS,
     joined_source_id,
@@ -37,7 +38,6 @@ from hexrag.adapters._vector_lightrag import (
 )
 from hexrag.adapters._vector_record import RECORD_FIELDS, record_from_row
 from hexrag.core.scope import scope_values
-from hexrag.domain.errors import ConfigurationError
 from hexrag.domain.records import VectorRecord
 from hexrag.domain.scope import QueryScope
 from hexrag.ports.vector_index import PORT_TRAITS, VectorIndexTraits
@@ -154,11 +154,11 @@ class LightRAGLayout(QdrantLayout):
     filters_scope = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.workspace, str) or not _WORKSPACE_RE.match(self.workspace):
-            raise ConfigurationError(
-                f"LightRAG workspace {str(self.workspace)[:40]!r} is invalid: use letters, "
-                "digits and '_'"
-            )
+        checked_name(
+            self.workspace, _WORKSPACE_RE,
+            f"LightRAG workspace {str(self.workspace)[:40]!r} is invalid: use letters, "
+            "digits and '_'",
+        )
 
     def traits(self) -> VectorIndexTraits:
         """LightRAG's rules: Qdrant's strict ``score_threshold`` and its order among ties,

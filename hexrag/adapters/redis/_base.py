@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from hexrag.adapters._error_map import ErrorMap, Rule, from_module, matches
+from hexrag.adapters._names import checked_name
 from hexrag.domain.errors import (
     BackendError,
     BackendTimeout,
@@ -33,12 +34,11 @@ SCAN_COUNT = 1000
 
 def validate_name(value: str, *, what: str) -> str:
     """Return ``value`` if it is a safe key component, else raise ConfigurationError."""
-    if not isinstance(value, str) or not _NAME.match(value):
-        raise ConfigurationError(
-            f"redis {what} {value!r} is invalid: use 1-128 characters from "
-            "[A-Za-z0-9_.-], not starting with '.' or '-' (no ':' or glob characters)"
-        )
-    return value
+    return checked_name(
+        value, _NAME,
+        f"redis {what} {value!r} is invalid: use 1-128 characters from "
+        "[A-Za-z0-9_.-], not starting with '.' or '-' (no ':' or glob characters)",
+    )
 
 
 #: The mapping table for redis-py's exceptions, first match wins; any other exception of
