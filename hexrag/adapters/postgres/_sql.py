@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from hexrag.adapters._names import checked_name
 from hexrag.domain.errors import ConfigurationError
 
 __all__ = ["TableNames", "quote_ident", "validate_identifier"]
@@ -20,12 +21,11 @@ _NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 def validate_identifier(value: object, *, what: str) -> str:
     """Return ``value`` if it is a safe identifier, else raise ConfigurationError."""
-    if not isinstance(value, str) or not _IDENT.match(value):
-        raise ConfigurationError(
-            f"postgres {what} {value!r} is invalid: use 1-30 characters from [a-z0-9_], "
-            "starting with a letter or '_'"
-        )
-    return value
+    return checked_name(
+        value, _IDENT,
+        f"postgres {what} {value!r} is invalid: use 1-30 characters from [a-z0-9_], "
+        "starting with a letter or '_'",
+    )
 
 
 def quote_ident(name: str) -> str:
