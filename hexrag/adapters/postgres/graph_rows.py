@@ -20,8 +20,8 @@ A new layout is a :class:`GraphRows` subclass implementing each method.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from hexrag.adapters.postgres._base import PgAdapter
 from hexrag.domain.records import Entity, Relation
@@ -32,6 +32,7 @@ __all__ = ["GraphRows", "PgGraph", "Statement"]
 
 #: what a layout hands the store: the action (for error messages), the SQL, its parameters
 Statement = tuple[str, str, Sequence[Any]]
+_T = TypeVar("_T")
 
 
 class GraphRows:
@@ -300,20 +301,35 @@ class PgGraph(PgAdapter):
     ) -> Page[Entity]:
         """A page of nodes in the layout's scan order (one statement)
         (:class:`~hexrag.ports.scan.ScansGraph`)."""
-        check_scan_limit(limit)
-        rows = await self._rows(self._layout.scan_nodes(cursor, limit))
-        items = [self._layout.entity(row) for row in rows]
-        return Page(items, self._layout.next_node_cursor(rows) if len(rows) == limit else None)
+        layout = self._layout
+        return await self._page(
+            layout.scan_nodes, layout.entity, layout.next_node_cursor, cursor, limit
+        )
 
     async def scan_edges(
         self, cursor: str | None = None, *, limit: int = DEFAULT_SCAN_LIMIT
     ) -> Page[Relation]:
         """A page of relations in the layout's scan order (one statement)
         (:class:`~hexrag.ports.scan.ScansGraph`)."""
+        layout = self._layout
+        return await self._page(
+            layout.scan_edges, layout.relation, layout.next_edge_cursor, cursor, limit
+        )
+
+    async def _page(
+        self,
+        statement: Callable[[str | None, int], Statement],
+        convert: Callable[[Any], _T],
+        next_cursor: Callable[[list[Any]], str],
+        cursor: str | None,
+        limit: int,
+    ) -> Page[_T]:
+        """One keyset page: the layout's statement for ``cursor``/``limit``, its rows
+        converted, the next cursor when the page is full."""
         check_scan_limit(limit)
-        rows = await self._rows(self._layout.scan_edges(cursor, limit))
-        items = [self._layout.relation(row) for row in rows]
-        return Page(items, self._layout.next_edge_cursor(rows) if len(rows) == limit else None)
+        rows = await self._rows(statement(cursor, limit))
+        return Page([convert(row) for row in rows],
+                    next_cursor(rows) if len(rows) == limit else None)
 
     async def count_nodes(self) -> int:
         """Number of nodes."""
