@@ -274,12 +274,24 @@ class PgAdapter:
         )
         return {row["id"]: row for row in rows}
 
-    async def _delete_ids(self, table: str, ids: Sequence[str], what: str) -> None:
-        """Delete the rows of ``table`` whose ``id`` is in ``ids`` (one statement)."""
+    async def _delete_ids(
+        self,
+        table: str,
+        ids: Sequence[str],
+        what: str,
+        *,
+        key: str = "id",
+        where: tuple[str, list[Any]] = ("TRUE", []),
+        name: str | None = None,
+    ) -> None:
+        """Delete the rows of ``table`` whose ``key`` is in ``ids`` and that meet ``where``
+        (a condition with its parameters, numbered from ``$2``), one statement (none for no
+        ids); ``name`` is the table in messages (default ``table``)."""
+        cond, args = where
         await self._execute_ids(
-            f"deleting {{n}} {what} from {table}",
-            f"DELETE FROM {table} WHERE id = ANY($1::text[])",
-            ids,
+            f"deleting {{n}} {what} from {name or table}",
+            f"DELETE FROM {table} WHERE {key} = ANY($1::text[]) AND {cond}",
+            ids, *args,
         )
 
     async def _execute(self, action: str, sql: str, *args: Any) -> None:

@@ -276,12 +276,9 @@ class PgChunks(PgAdapter):
 
     async def delete_chunks(self, ids: Sequence[str]) -> None:
         """Remove chunks by id; unknown ids are ignored."""
-        layout, (cond, args) = self._layout, self._layout.where(2)
-        await self._execute_ids(
-            f"deleting {{n}} chunks from {layout.name}",
-            f"DELETE FROM {layout.table} WHERE id = ANY($1::text[]) AND {cond}",
-            ids, *args,
-        )
+        layout = self._layout
+        await self._delete_ids(layout.table, ids, "chunks", where=layout.where(2),
+                               name=layout.name)
 
     async def count(self) -> int:
         """Number of stored chunks."""

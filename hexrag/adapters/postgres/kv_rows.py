@@ -207,12 +207,9 @@ class PgKV(PgAdapter):
 
     async def delete_many(self, keys: Sequence[str]) -> None:
         """Remove keys; unknown keys are ignored."""
-        layout, (cond, args) = self._layout, self._layout.where(2)
-        await self._execute_ids(
-            f"deleting {{n}} entries from {layout.name}",
-            f"DELETE FROM {layout.table} WHERE {layout.key} = ANY($1::text[]) AND {cond}",
-            keys, *args,
-        )
+        layout = self._layout
+        await self._delete_ids(layout.table, keys, "entries", key=layout.key,
+                               where=layout.where(2), name=layout.name)
 
     async def clear(self) -> None:
         """Remove every entry of this cache (and nothing else)."""
