@@ -119,6 +119,9 @@ def test_keep_alive_survives_rejections_and_server_errors() -> None:
         async def get_chunks(self, ids: Any) -> Any:
             raise RuntimeError("adapter bug")
 
+        async def get_chunk_metadata(self, ids: Any) -> Any:  # naive mode's heading read
+            raise RuntimeError("adapter bug")
+
     live = LiveServer(create_app(_demo_engine(chunk_store=Broken()), settings=ApiSettings()))
     try:
         host, port = live.url.removeprefix("http://").split(":")
@@ -330,6 +333,10 @@ def test_health_is_red_for_empty_or_hanging_stores() -> None:
 def test_a_query_over_the_timeout_is_504() -> None:
     class Slow(MemoryChunkStore):
         async def get_chunks(self, ids: Any) -> Any:
+            await asyncio.sleep(5)
+            return []
+
+        async def get_chunk_metadata(self, ids: Any) -> Any:  # naive mode's heading read
             await asyncio.sleep(5)
             return []
 
