@@ -176,7 +176,8 @@ class Probe:
             if key == "graph":
                 names: dict[str, str] = {n: "graph" for n in _GRAPH_READS}
             elif key == "chunk_store":
-                names = {"get_chunks": "chunks", "get_chunks_and_presence": "chunks"}
+                names = {"get_chunks": "chunks", "get_chunks_and_presence": "chunks",
+                         "get_chunk_metadata": "chunks"}
             else:
                 names = _VECTOR_READS
             for name, stage in names.items():

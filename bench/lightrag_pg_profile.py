@@ -86,7 +86,7 @@ class Probe:
         if key == "graph":
             names: Iterable[str] = _GRAPH_READS
         elif key == "chunk_store":
-            names = ("get_chunks", "get_chunks_and_presence")
+            names = ("get_chunks", "get_chunks_and_presence", "get_chunk_metadata")
         else:
             names = (*_SEARCH, *_CHUNK_VECTOR_READS)
         for name in names:
