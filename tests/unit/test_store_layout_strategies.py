@@ -107,3 +107,16 @@ def test_lightrag_redis_layout_writes_lightrags_record() -> None:
     assert "llm_cache_list" in layout.chunk_traits().stamped_keys
     assert layout.cache_traits().stamped_keys == {"_id", "create_time", "update_time"}
     assert LightRAGRedisLayout(stamps=False).cache_traits() == PORT_CACHE_TRAITS
+
+
+def test_chunk_metadata_columns_leave_the_text_out() -> None:
+    """The metadata read selects every chunk column but the text (derived from ``columns`` by
+    replacement: a changed column list must not silently read the text again)."""
+    from hexrag.adapters.postgres.chunk_rows import HexragChunkRows, LightRAGChunkRows
+
+    for layout in (HexragChunkRows, LightRAGChunkRows):
+        light = layout.metadata_columns
+        assert light != layout.columns and "content" in layout.columns.replace(" AS content", "")
+        # the only mention of the text left is the name of the empty column standing in for it
+        assert light.count("AS content") == 1 and "content" not in light.replace(
+            "AS content", ""), layout
