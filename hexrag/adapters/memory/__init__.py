@@ -7,7 +7,6 @@ from __future__ import annotations
 from hexrag.adapters.memory.cache import MemoryCache
 from hexrag.adapters.memory.chunk_store import MemoryChunkStore
 from hexrag.adapters.memory.document_store import MemoryDocumentStore
-from hexrag.adapters.memory.graph_heads import MemoryGraphHeadsStore
 from hexrag.adapters.memory.graph_store import MemoryGraphStore
 from hexrag.adapters.memory.models import (
     FakeLLM,
@@ -28,7 +27,6 @@ __all__ = [
     "MemoryCache",
     "MemoryChunkStore",
     "MemoryDocumentStore",
-    "MemoryGraphHeadsStore",
     "MemoryGraphStore",
     "MemoryVectorIndex",
     "RerankCall",
