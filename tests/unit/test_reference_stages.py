@@ -138,7 +138,10 @@ def test_stage4_token_cut_equals_reference(chunks: list[ChunkItem], budget: int)
     from hexrag.core.query import context
     from hexrag.core.reference.reference import chunk_row, kept_chunks
 
-    assert len(context._truncate_chunks(chunks, budget, TOK)) == kept_chunks(chunks, budget, TOK)
+    kept, rendered = context._truncate_chunks(chunks, budget, TOK)
+    assert len(kept) == kept_chunks(chunks, budget, TOK)
+    # the text the budget was checked on is the context's chunk text (not rendered again)
+    assert rendered == context.render_chunks(context.assign_references(kept)[1])
     for c in chunks:
         for with_ref in (False, True):
             want = json.dumps(chunk_row(c, with_ref), ensure_ascii=False)

@@ -117,11 +117,10 @@ def _chunk_line(c: ChunkItem, with_reference: bool, escaped: str | None = None) 
     """
     ref, content, headings = c.reference_id, c.content, c.content_headings
     if type(ref) is str and type(content) is str and type(headings) is str:
-        out = f'{{"reference_id": {_enc(ref)}, ' if with_reference else "{"
-        out += f'"content": {_enc(content) if escaped is None else escaped}'
-        if headings:
-            out += f', "content_headings": {_enc(headings)}'
-        return out + "}"
+        # one concatenation: the content (kilobytes) is copied once
+        head = f'{{"reference_id": {_enc(ref)}, "content": ' if with_reference else '{"content": '
+        tail = f', "content_headings": {_enc(headings)}}}' if headings else "}"
+        return head + (_enc(content) if escaped is None else escaped) + tail
     entry: dict[str, Any] = {"reference_id": ref} if with_reference else {}
     entry["content"] = content
     if headings:
@@ -148,6 +147,8 @@ class FinalChunks:
     chunks: list[ChunkItem]
     references: list[dict[str, str]]
     rerank_error: str | None = None
+    #: ``render_chunks(chunks)``: the text the token budget was checked on (not rendered again)
+    rendered: str = ""
 
 
 async def _rerank(
@@ -177,10 +178,13 @@ async def _rerank(
     return (out or chunks), None
 
 
-def _truncate_chunks(chunks: list[ChunkItem], budget: int, tokenizer: Tokenizer) -> list[ChunkItem]:
-    """LightRAG's two-stage ``_truncate_chunks_for_unified_context``."""
+def _truncate_chunks(
+    chunks: list[ChunkItem], budget: int, tokenizer: Tokenizer
+) -> tuple[list[ChunkItem], str]:
+    """LightRAG's two-stage ``_truncate_chunks_for_unified_context``: the kept chunks and
+    ``render_chunks`` of them (with their references), the text the budget was checked on."""
     if budget <= 0 or not chunks:
-        return []
+        return [], ""
 
     escaped = [_enc(c.content) if type(c.content) is str else None for c in chunks]
     k = truncate_list_by_token_size(
@@ -189,15 +193,16 @@ def _truncate_chunks(chunks: list[ChunkItem], budget: int, tokenizer: Tokenizer)
         budget,
         tokenizer,
     )
+    text = ""
     while k > 0:
         _, rendered = assign_references(chunks[:k])
         text = "\n".join(
-            _chunk_line(c, True, e) for c, e in zip(rendered, escaped[:k], strict=True)
+            [_chunk_line(c, True, e) for c, e in zip(rendered, escaped[:k], strict=True)]
         )
         if count_tokens(text, tokenizer) <= budget:
             break
         k -= 1
-    return chunks[:k]
+    return chunks[:k], (text if k > 0 else "")
 
 
 @dataclass(frozen=True)
@@ -234,6 +239,6 @@ async def process_chunks(
         chunks = chunks[: param.chunk_top_k]
     if finishing.enable_content_headings:
         await attach_headings(run, chunks, finishing.tokenizer)
-    chunks = _truncate_chunks(chunks, budget, finishing.tokenizer)
+    chunks, rendered = _truncate_chunks(chunks, budget, finishing.tokenizer)
     references, chunks = assign_references(chunks)
-    return FinalChunks(chunks, references, rerank_error)
+    return FinalChunks(chunks, references, rerank_error, rendered)

@@ -28,7 +28,6 @@ from hexrag.core.query.context import (
     kg_chunk_budget,
     naive_chunk_budget,
     process_chunks,
-    render_chunks,
     render_references,
     resolve_user_prompt,
 )
@@ -428,7 +427,7 @@ class QueryEngine:
         context = prompts.KG_QUERY_CONTEXT.format(
             entities_str=entities_str,
             relations_str=relations_str,
-            text_chunks_str=render_chunks(final.chunks),
+            text_chunks_str=final.rendered,
             reference_list_str=render_references(final.references),
         )
         raw = user_format(shown_e, shown_r, final.chunks, final.references, param.mode)
@@ -489,7 +488,7 @@ class QueryEngine:
         if final.rerank_error:
             raw["metadata"]["processing_info"]["rerank_error"] = final.rerank_error
         context = prompts.NAIVE_QUERY_CONTEXT.format(
-            text_chunks_str=render_chunks(final.chunks),
+            text_chunks_str=final.rendered,
             reference_list_str=render_references(final.references),
         )
         return _Context(context, raw, "", "")
