@@ -24,6 +24,7 @@ from hexrag.cli_common import EXIT_BAD_INPUT as EXIT_BAD_INPUT  # re-exported (n
 from hexrag.cli_common import EXIT_FAILURE as EXIT_FAILURE
 from hexrag.cli_common import _fail, _guarded
 from hexrag.cli_common import parse_scope as parse_scope
+from hexrag.cli_degrees import stored_degrees_command
 from hexrag.cli_demo import demo_command
 from hexrag.cli_documents import delete_command, documents_command, ingest_command
 from hexrag.cli_query import query_command
@@ -236,6 +237,7 @@ app.command("export")(export_command)
 app.command("import")(import_command)
 app.command("migrate")(migrate_command)
 app.command("check")(check_command)
+app.command("stored-degrees")(stored_degrees_command)
 
 
 def main() -> None:

@@ -161,6 +161,25 @@ class NodesWithDegrees(Protocol):
         ...
 
 
+@runtime_checkable
+class StoredDegrees(Protocol):
+    """Optional: node degrees the backend can keep for the store on request, an explicit
+    speed-up for a layout that holds none (LightRAG's PostgreSQL graph: hexrag never changes
+    a user's tables on its own). Reads use them once installed; the degrees are the same."""
+
+    async def stored_degrees(self) -> bool:
+        """Whether they are installed."""
+        ...
+
+    async def install_stored_degrees(self) -> None:
+        """Install them (nothing when already there)."""
+        ...
+
+    async def remove_stored_degrees(self) -> None:
+        """Remove them (nothing when absent)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class GraphStoreTraits:
     """What a graph store declares about its rules (see the module docstring); the defaults

@@ -21,8 +21,12 @@ mix) has two forms:
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
+
+from hexrag.adapters.postgres.lightrag_degrees import DEGREE_TABLE
 
 __all__ = [
+    "COUNTING_FORM",
     "EDGES_BY_CHUNK_IDS",
     "EDGES_BY_CHUNK_IDS_OF_PAIRS",
     "EDGES_BY_PAIRS",
@@ -32,40 +36,54 @@ __all__ = [
     "NODES_WITH_DEGREES",
     "NODE_DEGREES",
     "both_orientations",
+    "edges_of_nodes_with_degrees_sql",
+    "node_degrees_sql",
+    "nodes_with_degrees_sql",
 ]
 
 NODES_BY_ID = """SELECT id, properties::text AS properties FROM lightrag_graph_nodes
     WHERE workspace = $1 AND namespace = $2 AND id = ANY($3::text[])"""
 
-# one index-only count per name and direction, faster than PostgreSQL 16 walking `src_id =
-# ANY(<hundreds of names>)` (10k entities: 3.7 vs 36 ms EXPLAIN ANALYZE for 245 names; a
-# self-loop counts twice (src and tgt), as LightRAG counts it
-NODE_DEGREES = """SELECT n.id AS name,
-        (SELECT count(*) FROM lightrag_graph_edges AS e
-         WHERE e.workspace = $1 AND e.namespace = $2 AND e.src_id = n.id)
-      + (SELECT count(*) FROM lightrag_graph_edges AS e
-         WHERE e.workspace = $1 AND e.namespace = $2 AND e.tgt_id = n.id) AS degree
+@cache
+def _degree(name: str, stored: bool) -> str:
+    """The degree of the node named by the column expression ``name``: read from the stored
+    degrees (:mod:`~hexrag.adapters.postgres.lightrag_degrees`, installed on request) or
+    counted: one index-only count per direction, faster than PostgreSQL 16 walking `src_id =
+    ANY(<hundreds of names>)` (10k entities: 3.7 vs 36 ms EXPLAIN ANALYZE for 245 names). A
+    self-loop counts twice (src and tgt), as LightRAG counts it; either way the same number."""
+    if stored:
+        return (
+            f"coalesce((SELECT d.degree FROM {DEGREE_TABLE} AS d WHERE d.workspace = $1 "
+            f"AND d.namespace = $2 AND d.id = {name}), 0)"
+        )
+    return f"""(SELECT count(*) FROM lightrag_graph_edges AS x
+         WHERE x.workspace = $1 AND x.namespace = $2 AND x.src_id = {name})
+      + (SELECT count(*) FROM lightrag_graph_edges AS x
+         WHERE x.workspace = $1 AND x.namespace = $2 AND x.tgt_id = {name})"""
+
+
+@cache
+def node_degrees_sql(stored: bool) -> str:
+    """Each name's degree."""
+    return f"""SELECT n.id AS name, {_degree("n.id", stored)} AS degree
     FROM unnest($3::text[]) AS n(id)"""
 
-EDGES_OF_NODES = """SELECT src_id, tgt_id, properties::text AS properties
-    FROM lightrag_graph_edges
-    WHERE workspace = $1 AND namespace = $2
-      AND (src_id = ANY($3::text[]) OR tgt_id = ANY($3::text[]))"""
 
-# a node (if found) and its degree per name: local mode's entities and their ranks at once
-NODES_WITH_DEGREES = """SELECT n.id AS wanted, g.id, g.id IS NOT NULL AS found,
-        g.properties::text AS properties,
-        (SELECT count(*) FROM lightrag_graph_edges AS e
-         WHERE e.workspace = $1 AND e.namespace = $2 AND e.src_id = n.id)
-      + (SELECT count(*) FROM lightrag_graph_edges AS e
-         WHERE e.workspace = $1 AND e.namespace = $2 AND e.tgt_id = n.id) AS degree
+@cache
+def nodes_with_degrees_sql(stored: bool) -> str:
+    """A node (if found) and its degree per name: local mode's entities and their ranks."""
+    return f"""SELECT n.id AS wanted, g.id, g.id IS NOT NULL AS found,
+        g.properties::text AS properties, {_degree("n.id", stored)} AS degree
     FROM unnest($3::text[]) AS n(id)
     LEFT JOIN lightrag_graph_nodes AS g
       ON g.workspace = $1 AND g.namespace = $2 AND g.id = n.id"""
 
-# the edges of the names, then one row per endpoint with its degree (counted as NODE_DEGREES
-# counts): local mode's edges and their ranks in one round trip; kind 0 = edge, 1 = degree
-EDGES_OF_NODES_WITH_DEGREES = """WITH e AS MATERIALIZED (
+
+@cache
+def edges_of_nodes_with_degrees_sql(stored: bool) -> str:
+    """The edges of the names, then one row per endpoint with its degree: local mode's edges
+    and their ranks in one round trip; kind 0 = edge, 1 = degree."""
+    return f"""WITH e AS MATERIALIZED (
         SELECT src_id, tgt_id, properties FROM lightrag_graph_edges
         WHERE workspace = $1 AND namespace = $2
           AND (src_id = ANY($3::text[]) OR tgt_id = ANY($3::text[]))
@@ -75,12 +93,24 @@ EDGES_OF_NODES_WITH_DEGREES = """WITH e AS MATERIALIZED (
     SELECT 0 AS kind, src_id, tgt_id, properties::text AS properties, NULL::bigint AS degree
     FROM e
     UNION ALL
-    SELECT 1, n.id, NULL, NULL,
-        (SELECT count(*) FROM lightrag_graph_edges AS x
-         WHERE x.workspace = $1 AND x.namespace = $2 AND x.src_id = n.id)
-      + (SELECT count(*) FROM lightrag_graph_edges AS x
-         WHERE x.workspace = $1 AND x.namespace = $2 AND x.tgt_id = n.id)
+    SELECT 1, n.id, NULL, NULL, {_degree("n.id", stored)}
     FROM ends AS n"""
+
+
+NODE_DEGREES = node_degrees_sql(False)
+NODES_WITH_DEGREES = nodes_with_degrees_sql(False)
+EDGES_OF_NODES_WITH_DEGREES = edges_of_nodes_with_degrees_sql(False)
+#: each statement reading the stored degrees -> the same statement counting them (what a store
+#: falls back to when the degrees were removed while it ran)
+COUNTING_FORM = {
+    make(True): make(False)
+    for make in (node_degrees_sql, nodes_with_degrees_sql, edges_of_nodes_with_degrees_sql)
+}
+
+EDGES_OF_NODES = """SELECT src_id, tgt_id, properties::text AS properties
+    FROM lightrag_graph_edges
+    WHERE workspace = $1 AND namespace = $2
+      AND (src_id = ANY($3::text[]) OR tgt_id = ANY($3::text[]))"""
 
 EDGES_BY_PAIRS = """SELECT src_id, tgt_id, properties::text AS properties
     FROM lightrag_graph_edges

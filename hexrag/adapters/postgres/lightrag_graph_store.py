@@ -5,15 +5,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from hexrag.adapters.postgres.graph_rows import PgGraph
+from hexrag.adapters.postgres import lightrag_degrees as _degrees
+from hexrag.adapters.postgres._errors import translate_errors
+from hexrag.adapters.postgres.graph_rows import PgGraph, Statement
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg
 from hexrag.adapters.postgres.lightrag_graph_rows import (
     GRAPH_NAMESPACE,
     LightRAGGraphRows,
     node_to_entity,
 )
+from hexrag.adapters.postgres.lightrag_graph_sql import COUNTING_FORM
+from hexrag.domain.errors import NotFound
 
 if TYPE_CHECKING:
     import asyncpg
@@ -40,3 +44,50 @@ class LightRAGPgGraphStore(PgGraph, _LightRAGPg):
     ) -> None:
         super().__init__(pool, workspace=workspace, timeout=timeout)
         self._layout = LightRAGGraphRows(workspace, namespace)
+
+    # -- stored degrees (an explicit opt-in: hexrag.adapters.postgres.lightrag_degrees) ------
+
+    async def _after_ddl(self, conn: Any) -> None:
+        self._layout.stored_degrees = bool(
+            await conn.fetchval(_degrees.STATUS_SQL, list(_degrees.TRIGGERS), timeout=self._timeout)
+        )
+
+    async def _rows(self, statement: Statement) -> list[Any]:
+        try:
+            return await super()._rows(statement)
+        except NotFound:
+            # the stored degrees were removed while this store ran: look again, then count
+            action, sql, args = statement
+            counting = COUNTING_FORM.get(sql)
+            if counting is None:
+                raise
+            await self.ensure_tables()
+            if self._layout.stored_degrees:
+                raise
+            return await super()._rows((action, counting, args))
+
+    async def stored_degrees(self) -> bool:
+        """Whether the stored degrees (table and triggers) are installed in this database."""
+        with translate_errors("checking hexrag's stored degrees"):
+            async with self._pool.acquire(timeout=self._timeout) as conn:
+                return bool(
+                    await conn.fetchval(
+                        _degrees.STATUS_SQL, list(_degrees.TRIGGERS), timeout=self._timeout
+                    )
+                )
+
+    async def install_stored_degrees(self) -> None:
+        """Create ``hexrag_lightrag_graph_degrees`` and the triggers keeping it (every
+        workspace of the database; nothing when already there). LightRAG's tables gain four
+        triggers; their rows are not changed."""
+        await self._degree_script("installing hexrag's stored degrees", _degrees.INSTALL_SQL)
+
+    async def remove_stored_degrees(self) -> None:
+        """Drop the triggers, their functions and the degrees table (nothing when absent)."""
+        await self._degree_script("removing hexrag's stored degrees", _degrees.REMOVE_SQL)
+
+    async def _degree_script(self, action: str, script: str) -> None:
+        with translate_errors(action):
+            async with self._pool.acquire(timeout=self._timeout) as conn:
+                await conn.execute(script, timeout=self._timeout)
+        self._ready = False  # the next read looks again
