@@ -35,6 +35,7 @@ __all__ = [
     "NODES_BY_ID",
     "NODES_WITH_DEGREES",
     "NODE_DEGREES",
+    "STORED_FORM",
     "both_orientations",
     "edges_of_nodes_with_degrees_sql",
     "node_degrees_sql",
@@ -106,6 +107,8 @@ COUNTING_FORM = {
     make(True): make(False)
     for make in (node_degrees_sql, nodes_with_degrees_sql, edges_of_nodes_with_degrees_sql)
 }
+#: the other way: what a statement built before the store found the degrees becomes
+STORED_FORM = {counting: stored for stored, counting in COUNTING_FORM.items()}
 
 EDGES_OF_NODES = """SELECT src_id, tgt_id, properties::text AS properties
     FROM lightrag_graph_edges

@@ -16,7 +16,7 @@ from hexrag.adapters.postgres.lightrag_graph_rows import (
     LightRAGGraphRows,
     node_to_entity,
 )
-from hexrag.adapters.postgres.lightrag_graph_sql import COUNTING_FORM
+from hexrag.adapters.postgres.lightrag_graph_sql import COUNTING_FORM, STORED_FORM
 from hexrag.domain.errors import NotFound
 
 if TYPE_CHECKING:
@@ -53,6 +53,10 @@ class LightRAGPgGraphStore(PgGraph, _LightRAGPg):
         )
 
     async def _rows(self, statement: Statement) -> list[Any]:
+        # a statement built before the store first looked for the degrees reads them too
+        await self.ensure_tables()
+        if self._layout.stored_degrees and statement[1] in STORED_FORM:
+            statement = (statement[0], STORED_FORM[statement[1]], statement[2])
         try:
             return await super()._rows(statement)
         except NotFound:
