@@ -25,9 +25,13 @@ multiple of it. ``--explain`` prints EXPLAIN (ANALYZE, BUFFERS) times of every s
 first query per mode; ``--pyinstrument MODE`` prints a pyinstrument profile of hexrag's side
 for that mode.
 
+``--stored-degrees`` adds a side: hexrag with ``hexrag stored-degrees`` installed (for the run,
+removed after), the README's side counting degrees as it does without them.
+
 Usage::
 
     python bench/lightrag_pg_bench.py --size 10k --queries 30 --before
+    python bench/lightrag_pg_bench.py --size 10k --stored-degrees
     python bench/lightrag_pg_bench.py --size 1k --queries 6 --picks WEIGHT --explain
 
 Not run in CI (minutes to write the deployment).
@@ -128,6 +132,13 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
     queries = keyword_queries(dataset, args.queries)
     bare = await asyncpg.connect(dsn)
     rows: list[dict[str, Any]] = []
+    degrees = None
+    if args.stored_degrees:  # `hexrag stored-degrees`, removed again at the end
+        from hexrag.adapters.postgres import create_pool
+        from hexrag.adapters.postgres.lightrag_graph_store import LightRAGPgGraphStore
+
+        degrees = LightRAGPgGraphStore(await create_pool(dsn, max_size=1), workspace=workspace)
+        await degrees.install_stored_degrees()
     try:
         for pick in args.picks.split(","):
             lr_embedder, hx_embedder = parity_embedder(), parity_embedder()
@@ -138,6 +149,11 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
             # the instrumented twin: the same TOML opened again, its stores wrapped by the
             # probe; it runs each query right after the timed side, untimed for the ratios
             twin = await _open_readme_stack(dsn, workspace, pick, parity_embedder())
+            stored = None
+            if degrees is not None:  # the README's side counts as it does without them
+                for opened in (app, twin):
+                    _inner(opened.stores.graph).use_stored_degrees = False
+                stored = await _open_readme_stack(dsn, workspace, pick, parity_embedder())
             stores = {k: _inner(getattr(twin.stores, k))
                       for k in ("entities", "relationships", "chunks", "graph", "chunk_store")}
             probe = Probe(stores, twin.engine.embedder)
@@ -152,32 +168,44 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
             try:
                 for mode in MODES:
                     rows.append(await _mode(args, pick, mode, queries, rag, engine, before,
-                                            probe, twin.engine, bare))
+                                            probe, twin.engine, bare,
+                                            None if stored is None else stored.engine))
                     print(f"[{size}] {pick} {mode} done", flush=True)
             finally:
                 await rag.finalize_storages()
                 await app.aclose()
                 await twin.aclose()
+                if stored is not None:
+                    await stored.aclose()
     finally:
         await bare.close()
+        if degrees is not None:
+            await degrees.remove_stored_degrees()
+            await degrees._pool.close()
     return rows
 
 
 async def _mode(args: argparse.Namespace, pick: str, mode: str, queries: list[Any], rag: Any,
-                engine: Any, before: Any, probe: Probe, twin: Any, bare: Any) -> dict[str, Any]:
+                engine: Any, before: Any, probe: Probe, twin: Any, bare: Any,
+                stored: Any = None) -> dict[str, Any]:
     lr_t: list[float] = []
     hx_t: list[float] = []
     old_t: list[float] = []
+    sd_t: list[float] = []
     profiles = []
     floors: list[float] = []
-    same = same_old = same_twin = 0
+    same = same_old = same_twin = same_sd = 0
     for i, q in enumerate(queries):
-        order = ("lr", "hx", "old") if i % 2 == 0 else ("old", "hx", "lr")
+        order = ("lr", "hx", "old", "sd") if i % 2 == 0 else ("sd", "old", "hx", "lr")
         out: dict[str, Any] = {}
         for side in order:
-            if side == "old" and before is None:
+            if (side == "old" and before is None) or (side == "sd" and stored is None):
                 continue
-            if side == "lr":
+            if side == "sd":
+                out[side], seconds = await timed_call(
+                    functools.partial(hexrag_query_data, stored, mode, q))
+                sd_t.append(seconds)
+            elif side == "lr":
                 out[side], seconds = await timed_call(
                     functools.partial(lightrag_query_data, rag, mode, q))
                 lr_t.append(seconds)
@@ -197,6 +225,8 @@ async def _mode(args: argparse.Namespace, pick: str, mode: str, queries: list[An
         same += not diff_query_data(out["lr"], out["hx"], exact=exact)
         if before is not None:
             same_old += not diff_query_data(out["old"], out["hx"], exact=exact)
+        if stored is not None:
+            same_sd += not diff_query_data(out["lr"], out["sd"], exact=exact)
         floors.append(await floor_seconds(bare, profiles[-1].statements))
     if args.explain:
         print(f"\n-- EXPLAIN (ANALYZE, BUFFERS), {pick} {mode}, query 1:")
@@ -218,6 +248,8 @@ async def _mode(args: argparse.Namespace, pick: str, mode: str, queries: list[An
         "identical": f"{same}/{len(queries)}",
         "twin_identical": f"{same_twin}/{len(queries)}",
         "before_identical": f"{same_old}/{len(queries)}" if before is not None else None,
+        "stored_ms": 1000 * statistics.median(sd_t) if sd_t else None,
+        "stored_identical": f"{same_sd}/{len(queries)}" if stored is not None else None,
         "floor_ms": 1000 * statistics.median(floors),
         **summarise(profiles),
     }
@@ -228,15 +260,21 @@ def _print(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
     print(f"\n{args.size}, {args.queries} queries, keywords given, medians in ms; "
           f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
           f"on {os.cpu_count()} cores")
+    sd = args.stored_degrees
     print("\n| pick | mode | LightRAG | hexrag (README TOML) | ratio | identical |"
-          + (" hexrag before (every chunk read) | ratio | same as before |" if args.before else ""))
-    print("|---|---|---:|---:|---:|---|" + ("---:|---:|---|" if args.before else ""))
+          + (" hexrag before (every chunk read) | ratio | same as before |" if args.before else "")
+          + (" hexrag + stored degrees | ratio | identical |" if sd else ""))
+    print("|---|---|---:|---:|---:|---|" + ("---:|---:|---|" if args.before else "")
+          + ("---:|---:|---|" if sd else ""))
     for r in rows:
         line = (f"| {r['pick']} | {r['mode']} | {r['lightrag_ms']:.1f} | {r['hexrag_ms']:.1f} | "
                 f"{r['lightrag_ms'] / r['hexrag_ms']:.1f}x | {r['identical']} |")
         if args.before:
             line += (f" {r['before_ms']:.1f} | {r['lightrag_ms'] / r['before_ms']:.1f}x | "
                      f"{r['before_identical']} |")
+        if sd:
+            line += (f" {r['stored_ms']:.1f} | {r['lightrag_ms'] / r['stored_ms']:.1f}x | "
+                     f"{r['stored_identical']} |")
         print(line)
     print("\nhexrag per stage, from an instrumented twin of the timed stack that runs each query "
           "right after it (same data: " + ", ".join(
@@ -266,6 +304,9 @@ def main() -> None:
     ap.add_argument("--before", action="store_true",
                     help="also time hexrag as it was before the head form of stage 3 (every "
                          "candidate chunk read whole)")
+    ap.add_argument("--stored-degrees", action="store_true",
+                    help="also time hexrag with `hexrag stored-degrees` installed (installed "
+                         "for the run and removed after; the README's side still counts)")
     ap.add_argument("--explain", action="store_true",
                     help="EXPLAIN (ANALYZE, BUFFERS) every statement of the first query per mode")
     ap.add_argument("--pyinstrument", default=None, choices=MODES,

@@ -44,11 +44,26 @@ class LightRAGPgGraphStore(PgGraph, _LightRAGPg):
     ) -> None:
         super().__init__(pool, workspace=workspace, timeout=timeout)
         self._layout = LightRAGGraphRows(workspace, namespace)
+        self._use_stored_degrees = True
 
     # -- stored degrees (an explicit opt-in: hexrag.adapters.postgres.lightrag_degrees) ------
 
+    @property
+    def use_stored_degrees(self) -> bool:
+        """Read the stored degrees when they are installed (the default); ``False``: always
+        count them, as a store does in a database without them."""
+        return self._use_stored_degrees
+
+    @use_stored_degrees.setter
+    def use_stored_degrees(self, use: bool) -> None:
+        self._use_stored_degrees = bool(use)
+        if not use:
+            self._layout.stored_degrees = False
+        else:
+            self._ready = False  # the next read looks for them
+
     async def _after_ddl(self, conn: Any) -> None:
-        self._layout.stored_degrees = bool(
+        self._layout.stored_degrees = self._use_stored_degrees and bool(
             await conn.fetchval(_degrees.STATUS_SQL, list(_degrees.TRIGGERS), timeout=self._timeout)
         )
 
