@@ -132,12 +132,13 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
     queries = keyword_queries(dataset, args.queries)
     bare = await asyncpg.connect(dsn)
     rows: list[dict[str, Any]] = []
-    degrees = None
+    degrees = degrees_pool = None
     if args.stored_degrees:  # `hexrag stored-degrees`, removed again at the end
         from hexrag.adapters.postgres import create_pool
         from hexrag.adapters.postgres.lightrag_graph_store import LightRAGPgGraphStore
 
-        degrees = LightRAGPgGraphStore(await create_pool(dsn, max_size=1), workspace=workspace)
+        degrees_pool = await create_pool(dsn, max_size=1)
+        degrees = LightRAGPgGraphStore(degrees_pool, workspace=workspace)
         await degrees.install_stored_degrees()
     try:
         for pick in args.picks.split(","):
@@ -179,9 +180,9 @@ async def run(args: argparse.Namespace, dsn: str) -> list[dict[str, Any]]:
                     await stored.aclose()
     finally:
         await bare.close()
-        if degrees is not None:
+        if degrees is not None and degrees_pool is not None:
             await degrees.remove_stored_degrees()
-            await degrees._pool.close()
+            await degrees_pool.close()
     return rows
 
 

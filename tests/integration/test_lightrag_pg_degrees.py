@@ -105,10 +105,10 @@ class _World:
             stored, counted = self.store(ws), self.store(ws)
             names = await self.all_names(ws)
             await stored.ensure_tables()  # finds the table and its triggers
-            assert stored._layout.stored_degrees
+            assert stored._stored_degrees
             got = await stored.node_degrees(names)
             await counted.ensure_tables()
-            counted._layout.stored_degrees = False
+            counted.use_stored_degrees = False
             assert got == await counted.node_degrees(names)
         # no row for a node without edges (a count fallen to zero is removed)
         zero = await self.pool.fetchval(
@@ -215,19 +215,19 @@ def test_queries_read_them_and_answer_as_counting(world: _World, tmp_path: Path)
         counting, counting_graph = engine()
         before = {(m, i): await hexrag_query_data(counting, m, q)
                   for m in ("local", "hybrid") for i, q in enumerate(queries)}
-        assert not counting_graph._layout.stored_degrees
+        assert not counting_graph._stored_degrees
         await world.store("deg_q").install_stored_degrees()
         stored, stored_graph = engine()
         for (m, i), want in before.items():
             got = await hexrag_query_data(stored, m, queries[i])
             assert not diff_query_data(want, got, exact=True), (m, i)
-        assert stored_graph._layout.stored_degrees  # read, not counted
+        assert stored_graph._stored_degrees  # read, not counted
         # removed while the store runs: the next reads count again, same answers
         await world.store("deg_q").remove_stored_degrees()
         for (m, i), want in before.items():
             got = await hexrag_query_data(stored, m, queries[i])
             assert not diff_query_data(want, got, exact=True), (m, i)
-        assert not stored_graph._layout.stored_degrees
+        assert not stored_graph._stored_degrees
 
     world.run(run())
 

@@ -1,5 +1,6 @@
 """Stored node degrees for LightRAG's PostgreSQL graph (``lightrag_graph_edges``), an explicit,
-opt-in speed-up: ``hexrag lightrag-degrees STACK`` installs them, ``--remove`` takes them away.
+opt-in speed-up: ``hexrag stored-degrees --stack S`` installs them, ``--remove`` takes them
+away.
 
 Local mode ranks every edge of its entities by ``degree(src) + degree(tgt)``. LightRAG's tables
 hold no degree, so hexrag counts each end's edges when it reads them: two index-only counts per

@@ -68,10 +68,6 @@ class LightRAGGraphRows(GraphRows):
     def __init__(self, workspace: str, namespace: str = GRAPH_NAMESPACE) -> None:
         self.workspace = workspace
         self.namespace = namespace
-        #: degrees read from ``hexrag_lightrag_graph_degrees`` (installed on request,
-        #: :mod:`~hexrag.adapters.postgres.lightrag_degrees`) instead of counted; set by the
-        #: store once it has found the table and its triggers
-        self.stored_degrees = False
 
     def traits(self) -> GraphStoreTraits:
         """LightRAG's table graph: one edge per pair under the pair's id, stored ``src <
@@ -116,21 +112,18 @@ class LightRAGGraphRows(GraphRows):
     def nodes_with_degrees(self, names: list[str]) -> Statement:
         """Each name with its node and degree."""
         return self._where(
-            "reading lightrag_graph_nodes with degrees",
-            _gsql.nodes_with_degrees_sql(self.stored_degrees), names,
+            "reading lightrag_graph_nodes with degrees", _gsql.NODES_WITH_DEGREES, names
         )
 
     def degrees(self, names: list[str]) -> Statement:
         """Index-only counts per name and direction."""
-        return self._where("counting degrees in lightrag_graph_edges",
-                           _gsql.node_degrees_sql(self.stored_degrees), names)
+        return self._where("counting degrees in lightrag_graph_edges", _gsql.NODE_DEGREES, names)
 
     def node_edges(self, names: list[str], *, with_degrees: bool) -> Statement:
         """The edges touching ``names`` (and one row per endpoint with its degree)."""
         if with_degrees:
             return self._where("reading edges and degrees of lightrag_graph_edges",
-                               _gsql.edges_of_nodes_with_degrees_sql(self.stored_degrees),
-                               names)
+                               _gsql.EDGES_OF_NODES_WITH_DEGREES, names)
         return self._where("reading edges of lightrag_graph_edges", _gsql.EDGES_OF_NODES, names)
 
     def group_node_edges(

@@ -26,7 +26,6 @@ from functools import cache
 from hexrag.adapters.postgres.lightrag_degrees import DEGREE_TABLE
 
 __all__ = [
-    "COUNTING_FORM",
     "EDGES_BY_CHUNK_IDS",
     "EDGES_BY_CHUNK_IDS_OF_PAIRS",
     "EDGES_BY_PAIRS",
@@ -101,14 +100,12 @@ def edges_of_nodes_with_degrees_sql(stored: bool) -> str:
 NODE_DEGREES = node_degrees_sql(False)
 NODES_WITH_DEGREES = nodes_with_degrees_sql(False)
 EDGES_OF_NODES_WITH_DEGREES = edges_of_nodes_with_degrees_sql(False)
-#: each statement reading the stored degrees -> the same statement counting them (what a store
-#: falls back to when the degrees were removed while it ran)
-COUNTING_FORM = {
-    make(True): make(False)
+#: each statement counting degrees -> the same statement reading the stored ones (what a store
+#: sends while they are installed: :mod:`~hexrag.adapters.postgres.lightrag_degrees`)
+STORED_FORM = {
+    make(False): make(True)
     for make in (node_degrees_sql, nodes_with_degrees_sql, edges_of_nodes_with_degrees_sql)
 }
-#: the other way: what a statement built before the store found the degrees becomes
-STORED_FORM = {counting: stored for stored, counting in COUNTING_FORM.items()}
 
 EDGES_OF_NODES = """SELECT src_id, tgt_id, properties::text AS properties
     FROM lightrag_graph_edges

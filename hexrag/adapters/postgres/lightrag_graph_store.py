@@ -16,7 +16,7 @@ from hexrag.adapters.postgres.lightrag_graph_rows import (
     LightRAGGraphRows,
     node_to_entity,
 )
-from hexrag.adapters.postgres.lightrag_graph_sql import COUNTING_FORM, STORED_FORM
+from hexrag.adapters.postgres.lightrag_graph_sql import STORED_FORM
 from hexrag.domain.errors import NotFound
 
 if TYPE_CHECKING:
@@ -44,46 +44,34 @@ class LightRAGPgGraphStore(PgGraph, _LightRAGPg):
     ) -> None:
         super().__init__(pool, workspace=workspace, timeout=timeout)
         self._layout = LightRAGGraphRows(workspace, namespace)
-        self._use_stored_degrees = True
+        #: read the stored degrees when they are installed (``False``: always count them)
+        self.use_stored_degrees = True
+        self._stored_degrees = False  # found installed when the store last looked
 
     # -- stored degrees (an explicit opt-in: hexrag.adapters.postgres.lightrag_degrees) ------
-
-    @property
-    def use_stored_degrees(self) -> bool:
-        """Read the stored degrees when they are installed (the default); ``False``: always
-        count them, as a store does in a database without them."""
-        return self._use_stored_degrees
-
-    @use_stored_degrees.setter
-    def use_stored_degrees(self, use: bool) -> None:
-        self._use_stored_degrees = bool(use)
-        if not use:
-            self._layout.stored_degrees = False
-        else:
-            self._ready = False  # the next read looks for them
+    # The layout's statements count degrees; while the degrees are installed, each counting
+    # statement is sent in its stored form instead (one place decides, right before sending).
 
     async def _after_ddl(self, conn: Any) -> None:
-        self._layout.stored_degrees = self._use_stored_degrees and bool(
+        self._stored_degrees = bool(
             await conn.fetchval(_degrees.STATUS_SQL, list(_degrees.TRIGGERS), timeout=self._timeout)
         )
 
     async def _rows(self, statement: Statement) -> list[Any]:
-        # a statement built before the store first looked for the degrees reads them too
-        await self.ensure_tables()
-        if self._layout.stored_degrees and statement[1] in STORED_FORM:
-            statement = (statement[0], STORED_FORM[statement[1]], statement[2])
-        try:
+        action, sql, args = statement
+        await self.ensure_tables()  # looks for the degrees once
+        stored = STORED_FORM.get(sql) if self.use_stored_degrees and self._stored_degrees else None
+        if stored is None:
             return await super()._rows(statement)
+        try:
+            return await super()._rows((action, stored, args))
         except NotFound:
-            # the stored degrees were removed while this store ran: look again, then count
-            action, sql, args = statement
-            counting = COUNTING_FORM.get(sql)
-            if counting is None:
-                raise
+            # removed while this store ran (``_fetch`` marked the tables to be checked again):
+            # look again, then count
             await self.ensure_tables()
-            if self._layout.stored_degrees:
+            if self._stored_degrees:
                 raise
-            return await super()._rows((action, counting, args))
+            return await super()._rows(statement)
 
     async def stored_degrees(self) -> bool:
         """Whether the stored degrees (table and triggers) are installed in this database."""
