@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hexrag.adapters.redis import _fastjson
+from hexrag.adapters import _fastjson
 from hexrag.adapters.redis._fastjson import decode_objects, fast_decode_object
 from hexrag.adapters.redis.convert import decode_object
 from hexrag.core.errors import BackendError

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from hexrag.adapters._fastjson import loads
 from hexrag.adapters._vector_record import record_from_row
 from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.core.scope import scope_values
@@ -66,13 +67,12 @@ def decode_json(value: Any) -> Any:
             # a JSON string without escapes (PostgreSQL writes non-ASCII characters as
             # they are and escapes only ``"``, ``\\`` and control characters): its text
             return value[1:-1]
-        return _loads(value)
+        return loads(value)
     if isinstance(value, (bytes, bytearray)):
         return json.loads(value)
     return value  # a pool with a json codec already decoded it
 
 
-_loads = json.JSONDecoder().decode
 
 
 def vector_array(vector: Any, *, dim: int, record_id: str) -> np.ndarray:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
+from hexrag.adapters._fastjson import loads
 from hexrag.adapters.postgres import lightrag_graph_sql as _gsql
 from hexrag.adapters.postgres.graph_rows import GraphRows, Statement
 from hexrag.core.ingest.ids import relation_id
@@ -31,6 +33,11 @@ _TRAITS = GraphStoreTraits(
     one_edge_per_pair=True, orientation="sorted", edge_order="neighbour_name",
     chunk_list_order="backend", source_id_split="sep",
 )
+
+
+#: The pair's relationship-vector id (an MD5 per edge row), memoised: a query reads the same
+#: popular edges again and again.
+_relation_id = lru_cache(maxsize=1 << 16)(relation_id)
 
 
 def _float_or_none(value: Any) -> float | None:
@@ -58,7 +65,7 @@ def node_to_entity(name: str, attrs: dict[str, Any]) -> Entity:
 
 def _props(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
-        value = json.loads(value)
+        value = loads(value)
     return dict(value or {})
 
 
@@ -91,7 +98,7 @@ class LightRAGGraphRows(GraphRows):
         weight = attrs.pop("weight", None)
         created = attrs.pop("created_at", None)
         return Relation(
-            id=relation_id(src, tgt),
+            id=_relation_id(src, tgt),
             src_id=src,
             tgt_id=tgt,
             description=attrs.pop("description", None),

@@ -35,6 +35,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from hexrag.adapters._fastjson import loads
 from hexrag.adapters.postgres._errors import translate_errors
 from hexrag.adapters.postgres.kv_rows import LightRAGRows, PgKV
 from hexrag.adapters.postgres.lightrag_base import _LightRAGPg
@@ -99,7 +100,7 @@ async def create_lightrag_kv_tables(pool: asyncpg.Pool, *, timeout: float | None
 def _json(text: Any, default: Any) -> Any:
     if isinstance(text, str):
         try:
-            return json.loads(text)
+            return loads(text)
         except ValueError:
             return default
     return default if text is None else text

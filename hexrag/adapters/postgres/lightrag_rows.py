@@ -8,10 +8,10 @@ row, equal (fields, metadata keys, their order and values) to what the two-step
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from hexrag.adapters._fastjson import loads
 from hexrag.domain.records import Chunk
 
 __all__ = ["CHUNK_COLUMNS", "chunk_from_row"]
@@ -30,7 +30,7 @@ def _json(value: Any, kind: type) -> Any:
     ``kind`` (as ``PGKVStorage`` reads it)."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads(value)
         except ValueError:
             return kind()
     return value if isinstance(value, kind) else kind()
