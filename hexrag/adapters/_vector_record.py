@@ -9,11 +9,12 @@ they pass in. It imports only :mod:`hexrag.domain`, so any adapter package may u
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 import numpy as np
 
-from hexrag.domain.records import VectorRecord
+from hexrag.domain.records import VectorRecord, new_vector_record
 
 __all__ = ["RECORD_FIELDS", "record_from_row"]
 
@@ -34,8 +35,32 @@ def record_from_row(
     """The record of ``row``: ``id``, each of ``fields`` read by name (the others ``None``),
     ``created_at`` as an int (``None`` stays ``None``) and ``vector``; a value in ``given``
     (an encoded ``source_id``, ``metadata``...) replaces the row's."""
-    values: dict[str, Any] = {name: row.get(name) for name in fields}
-    created = row.get("created_at")
+    get = row.get
+    values: dict[str, Any] = {name: get(name) for name in fields}
+    created = get("created_at")
     values["created_at"] = int(created) if created is not None else None
-    values.update(given)
-    return VectorRecord(id=str(row["id"]), vector=vector, **values)
+    if given:
+        values.update(given)
+    unknown = values.keys() - _SETTABLE
+    if unknown:
+        raise TypeError(f"VectorRecord has no field {sorted(unknown)[0]!r}")
+    v = values.get
+    metadata = v("metadata")
+    return new_vector_record(
+        str(row["id"]),
+        vector,
+        v("entity_name"),
+        v("src_id"),
+        v("tgt_id"),
+        v("content"),
+        v("source_id"),
+        v("file_path"),
+        v("full_doc_id"),
+        values["created_at"],
+        {} if metadata is None and "metadata" not in values else metadata,
+        v("row_vector"),
+    )
+
+
+#: The fields a row or ``given`` may set (``id`` and ``vector`` come as arguments).
+_SETTABLE = frozenset(f.name for f in dataclass_fields(VectorRecord)) - {"id", "vector"}

@@ -21,7 +21,15 @@ from hexrag.adapters._vector_record import record_from_row
 from hexrag.core.query.source_ids import parse_source_ids
 from hexrag.core.scope import scope_values
 from hexrag.domain.errors import ConfigurationError
-from hexrag.domain.records import Chunk, Entity, Relation, VectorRecord
+from hexrag.domain.records import (
+    Chunk,
+    Entity,
+    Relation,
+    VectorRecord,
+    new_chunk,
+    new_entity,
+    new_relation,
+)
 
 __all__ = [
     "chunk_to_row",
@@ -198,15 +206,17 @@ def entity_to_row(entity: Entity) -> dict[str, Any]:
 
 def row_to_entity(row: Mapping[str, Any]) -> Entity:
     """An :class:`Entity` from a nodes-table row."""
-    props = decode_json(row.get("properties"))
-    return Entity(
-        name=row["name"],
-        entity_type=row.get("entity_type"),
-        description=row.get("description"),
-        source_id=decode_json(row.get("source_id")),
-        file_path=row.get("file_path"),
-        created_at=_int_or_none(row.get("created_at")),
-        properties=props if isinstance(props, dict) else {},
+    get = row.get
+    props = decode_json(get("properties"))
+    created = get("created_at")
+    return new_entity(
+        row["name"],
+        get("entity_type"),
+        get("description"),
+        decode_json(get("source_id")),
+        get("file_path"),
+        None if created is None else int(created),
+        props if isinstance(props, dict) else {},
     )
 
 
@@ -248,19 +258,21 @@ def relation_to_row(relation: Relation) -> dict[str, Any]:
 
 def row_to_relation(row: Mapping[str, Any]) -> Relation:
     """A :class:`Relation` from an edges-table row."""
-    props = decode_json(row.get("properties"))
-    weight = row.get("weight")
-    return Relation(
-        id=row["id"],
-        src_id=row["src"],
-        tgt_id=row["tgt"],
-        description=row.get("description"),
-        keywords=row.get("keywords"),
-        weight=None if weight is None else float(weight),
-        source_id=decode_json(row.get("source_id")),
-        file_path=row.get("file_path"),
-        created_at=_int_or_none(row.get("created_at")),
-        properties=props if isinstance(props, dict) else {},
+    get = row.get
+    props = decode_json(get("properties"))
+    weight = get("weight")
+    created = get("created_at")
+    return new_relation(
+        row["id"],
+        row["src"],
+        row["tgt"],
+        get("description"),
+        get("keywords"),
+        None if weight is None else float(weight),
+        decode_json(get("source_id")),
+        get("file_path"),
+        None if created is None else int(created),
+        props if isinstance(props, dict) else {},
     )
 
 
@@ -286,13 +298,16 @@ def chunk_to_row(chunk: Chunk) -> dict[str, Any]:
 
 def row_to_chunk(row: Mapping[str, Any]) -> Chunk:
     """A :class:`Chunk` from a chunks-table row."""
-    metadata = decode_json(row.get("metadata"))
-    return Chunk(
-        id=row["id"],
-        content=row.get("content"),  # type: ignore[arg-type]
-        tokens=_int_or_none(row.get("tokens")),
-        full_doc_id=row.get("full_doc_id"),
-        chunk_order_index=_int_or_none(row.get("chunk_order_index")),
-        file_path=row.get("file_path"),
-        metadata=metadata if isinstance(metadata, dict) else {},
+    get = row.get
+    metadata = decode_json(get("metadata"))
+    tokens = get("tokens")
+    order = get("chunk_order_index")
+    return new_chunk(
+        row["id"],
+        get("content"),
+        None if tokens is None else int(tokens),
+        get("full_doc_id"),
+        None if order is None else int(order),
+        get("file_path"),
+        metadata if isinstance(metadata, dict) else {},
     )

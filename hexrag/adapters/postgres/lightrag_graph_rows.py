@@ -21,7 +21,7 @@ from hexrag.adapters.postgres import lightrag_graph_sql as _gsql
 from hexrag.adapters.postgres.graph_rows import GraphRows, Statement
 from hexrag.core.ingest.ids import relation_id
 from hexrag.domain.errors import InvalidQuery
-from hexrag.domain.records import Entity, Relation
+from hexrag.domain.records import Entity, Relation, new_entity, new_relation
 from hexrag.ports.graph_store import GraphStoreTraits
 
 __all__ = ["GRAPH_NAMESPACE", "LightRAGGraphRows", "node_to_entity"]
@@ -51,16 +51,16 @@ def node_to_entity(name: str, attrs: dict[str, Any]) -> Entity:
     """A node's JSONB ``properties`` -> :class:`Entity` (LightRAG's node attributes)."""
     if attrs.get("entity_id") == name:
         del attrs["entity_id"]
-    fields: dict[str, Any] = {}
-    for key in ("entity_type", "description", "file_path"):
-        if isinstance(attrs.get(key), str):
-            fields[key] = attrs.pop(key)
-    if "source_id" in attrs:
-        fields["source_id"] = attrs.pop("source_id")
+    entity_type = attrs.pop("entity_type") if isinstance(attrs.get("entity_type"), str) else None
+    description = attrs.pop("description") if isinstance(attrs.get("description"), str) else None
+    file_path = attrs.pop("file_path") if isinstance(attrs.get("file_path"), str) else None
+    source_id = attrs.pop("source_id", None)
     created = attrs.get("created_at")
     if isinstance(created, int) and not isinstance(created, bool):
-        fields["created_at"] = attrs.pop("created_at")
-    return Entity(name=name, properties=attrs, **fields)
+        del attrs["created_at"]
+    else:
+        created = None
+    return new_entity(name, entity_type, description, source_id, file_path, created, attrs)
 
 
 def _props(value: Any) -> dict[str, Any]:
@@ -95,19 +95,20 @@ class LightRAGGraphRows(GraphRows):
         """The relation of an edge row; its id is the pair's relationship-vector id."""
         src, tgt = row["src_id"], row["tgt_id"]
         attrs = _props(row["properties"])
-        weight = attrs.pop("weight", None)
-        created = attrs.pop("created_at", None)
-        return Relation(
-            id=_relation_id(src, tgt),
-            src_id=src,
-            tgt_id=tgt,
-            description=attrs.pop("description", None),
-            keywords=attrs.pop("keywords", None),
-            weight=_float_or_none(weight),
-            source_id=attrs.pop("source_id", None),
-            file_path=attrs.pop("file_path", None),
-            created_at=int(created) if isinstance(created, (int, float)) else None,
-            properties=attrs,
+        pop = attrs.pop
+        weight = pop("weight", None)
+        created = pop("created_at", None)
+        return new_relation(
+            _relation_id(src, tgt),
+            src,
+            tgt,
+            pop("description", None),
+            pop("keywords", None),
+            _float_or_none(weight),
+            pop("source_id", None),
+            pop("file_path", None),
+            int(created) if isinstance(created, (int, float)) else None,
+            attrs,
         )
 
     # -- reads ---------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hexrag.adapters._fastjson import loads
-from hexrag.domain.records import Chunk
+from hexrag.domain.records import Chunk, new_chunk
 
 __all__ = ["CHUNK_COLUMNS", "chunk_from_row"]
 
@@ -65,12 +65,13 @@ def chunk_from_row(row: Mapping[str, Any]) -> Chunk:
     created = row["create_time"]
     meta["create_time"] = created
     meta["update_time"] = row["update_time"] or created
-    return Chunk(
-        id=row["id"],
-        content=row["content"] if isinstance(row["content"], str) else "",
-        tokens=tokens if int_tokens else None,
-        full_doc_id=doc if isinstance(doc, str) else None,
-        chunk_order_index=order if int_order else None,
-        file_path=path if isinstance(path, str) else None,
-        metadata=meta,
+    content = row["content"]
+    return new_chunk(
+        row["id"],
+        content if isinstance(content, str) else "",
+        tokens if int_tokens else None,
+        doc if isinstance(doc, str) else None,
+        order if int_order else None,
+        path if isinstance(path, str) else None,
+        meta,
     )
