@@ -298,16 +298,13 @@ def chunk_to_row(chunk: Chunk) -> dict[str, Any]:
 
 def row_to_chunk(row: Mapping[str, Any]) -> Chunk:
     """A :class:`Chunk` from a chunks-table row."""
-    get = row.get
-    metadata = decode_json(get("metadata"))
-    tokens = get("tokens")
-    order = get("chunk_order_index")
+    metadata = decode_json(row.get("metadata"))
     return new_chunk(
         row["id"],
-        get("content"),
-        None if tokens is None else int(tokens),
-        get("full_doc_id"),
-        None if order is None else int(order),
-        get("file_path"),
+        row.get("content"),
+        _int_or_none(row.get("tokens")),
+        row.get("full_doc_id"),
+        _int_or_none(row.get("chunk_order_index")),
+        row.get("file_path"),
         metadata if isinstance(metadata, dict) else {},
     )
