@@ -33,3 +33,18 @@ def test_merge_invariants(sources: list[list[str]]) -> None:
     # first-appearance order of the interleaving is kept
     interleaved = [s[i] for i in range(max(map(len, sources))) for s in sources if i < len(s)]
     assert merged == list(dict.fromkeys(interleaved))
+
+
+_ids = st.lists(
+    st.lists(st.sampled_from(["", "a", "b", "c", "d", "e", "f", "g"]), max_size=10),
+    min_size=1,
+    max_size=4,
+)
+
+
+@given(_ids, st.integers(min_value=-2, max_value=30))
+def test_limit_is_the_head_of_the_whole_merge(sources: list[list[str]], limit: int) -> None:
+    whole = round_robin(sources, key=lambda s: s)
+    assert round_robin(sources, key=None) == whole
+    assert round_robin(sources, key=None, limit=limit) == whole[: max(limit, 0)]
+    assert round_robin(sources, key=lambda s: s, limit=limit) == whole[: max(limit, 0)]

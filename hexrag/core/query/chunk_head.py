@@ -101,8 +101,9 @@ async def recover_chunk_head(
 
     # One call: the likely head whole (as if every candidate were stored), the rest probed.
     guess = round_robin(
-        [vec_ids, ent_unique, list(dict.fromkeys(rel_selected))], key=lambda c: c
-    )[: head + HEAD_SLACK]
+        [vec_ids, ent_unique, list(dict.fromkeys(rel_selected))], key=None,
+        limit=head + HEAD_SLACK,
+    )
     probed = list(dict.fromkeys(chain(ent_unique, rel_selected, later)))
     records, present = await chunk_store.get_chunks_and_presence(guess, probed)
     whole: dict[str, Chunk] = {cid: rec for cid, rec in zip(guess, records, strict=True)
