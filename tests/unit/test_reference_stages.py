@@ -138,10 +138,13 @@ def test_stage4_token_cut_equals_reference(chunks: list[ChunkItem], budget: int)
     from hexrag.core.query import context
     from hexrag.core.reference.reference import chunk_row, kept_chunks
 
-    kept, rendered = context._truncate_chunks(chunks, budget, TOK)
+    kept, references, rendered = context._truncate_chunks(chunks, budget, TOK)
     assert len(kept) == kept_chunks(chunks, budget, TOK)
+    # the kept chunks come with their references: assign_references of the kept prefix
+    plain_refs, plain_kept = context.assign_references(chunks[: len(kept)])
+    assert (references, kept) == (plain_refs, plain_kept)
     # the text the budget was checked on is the context's chunk text (not rendered again)
-    assert rendered == context.render_chunks(context.assign_references(kept)[1])
+    assert rendered == context.render_chunks(plain_kept)
     for c in chunks:
         for with_ref in (False, True):
             want = json.dumps(chunk_row(c, with_ref), ensure_ascii=False)

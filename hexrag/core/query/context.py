@@ -180,11 +180,12 @@ async def _rerank(
 
 def _truncate_chunks(
     chunks: list[ChunkItem], budget: int, tokenizer: Tokenizer
-) -> tuple[list[ChunkItem], str]:
-    """LightRAG's two-stage ``_truncate_chunks_for_unified_context``: the kept chunks and
-    ``render_chunks`` of them (with their references), the text the budget was checked on."""
+) -> tuple[list[ChunkItem], list[dict[str, str]], str]:
+    """LightRAG's two-stage ``_truncate_chunks_for_unified_context``, then its references: the
+    kept chunks with their reference ids and the reference list (``assign_references`` of the
+    kept chunks), and ``render_chunks`` of them, the text the budget was checked on."""
     if budget <= 0 or not chunks:
-        return [], ""
+        return [], [], ""
 
     escaped = [_enc(c.content) if type(c.content) is str else None for c in chunks]
     k = truncate_list_by_token_size(
@@ -193,16 +194,15 @@ def _truncate_chunks(
         budget,
         tokenizer,
     )
-    text = ""
     while k > 0:
-        _, rendered = assign_references(chunks[:k])
+        references, rendered = assign_references(chunks[:k])
         text = "\n".join(
             [_chunk_line(c, True, e) for c, e in zip(rendered, escaped[:k], strict=True)]
         )
         if count_tokens(text, tokenizer) <= budget:
-            break
+            return rendered, references, text
         k -= 1
-    return chunks[:k], (text if k > 0 else "")
+    return [], [], ""
 
 
 @dataclass(frozen=True)
@@ -239,6 +239,5 @@ async def process_chunks(
         chunks = chunks[: param.chunk_top_k]
     if finishing.enable_content_headings:
         await attach_headings(run, chunks, finishing.tokenizer)
-    chunks, rendered = _truncate_chunks(chunks, budget, finishing.tokenizer)
-    references, chunks = assign_references(chunks)
+    chunks, references, rendered = _truncate_chunks(chunks, budget, finishing.tokenizer)
     return FinalChunks(chunks, references, rerank_error, rendered)
