@@ -1,5 +1,5 @@
 """A realistic generated knowledge base and a golden query set, shared by the mixed-stack
-equivalence tests (``test_mixed_stacks.py``) and the backend benchmark
+equivalence tests (``mixed_stacks/test_mixed_stacks.py``) and the backend benchmark
 (``bench/backends_bench.py``).
 
 :func:`build_dataset` makes a seeded dataset of any size (the tests use ~150 entities, the
