@@ -3,47 +3,19 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hexrag.adapters import _fastjson
 from hexrag.adapters.redis._fastjson import decode_objects, fast_decode_object
 from hexrag.adapters.redis.convert import decode_object
 from hexrag.core.errors import BackendError
+from tests.unit.test_fastjson import _same, _values
+from tests.unit.test_fastjson import pytestmark as pytestmark  # the same skip: no orjson
 
-pytestmark = pytest.mark.skipif(_fastjson._orjson is None, reason="orjson is not installed")
-
-_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**80), max_value=2**80)
-    | st.floats(allow_nan=True, allow_infinity=True)
-    | st.text()
-)
-_values = st.recursive(
-    _scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-    max_leaves=20,
-)
 _objects = st.dictionaries(st.text(), _values, max_size=6)
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal, with NaN equal to NaN and ints/floats of different types told apart."""
-    if isinstance(a, float) and isinstance(b, float):
-        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a)
-                                                      == math.copysign(1, b))
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 @settings(max_examples=400, deadline=None)

@@ -77,10 +77,8 @@ def decode_json(value: Any) -> Any:
             return value[1:-1]
         return loads(value)
     if isinstance(value, (bytes, bytearray)):
-        return json.loads(value)
+        return loads(value)
     return value  # a pool with a json codec already decoded it
-
-
 
 
 def vector_array(vector: Any, *, dim: int, record_id: str) -> np.ndarray:

@@ -53,7 +53,10 @@ class LightRAGPgGraphStore(PgGraph, _LightRAGPg):
     # statement is sent in its stored form instead (one place decides, right before sending).
 
     async def _after_ddl(self, conn: Any) -> None:
-        self._stored_degrees = bool(
+        self._stored_degrees = await self._degrees_installed(conn)
+
+    async def _degrees_installed(self, conn: Any) -> bool:
+        return bool(
             await conn.fetchval(_degrees.STATUS_SQL, list(_degrees.TRIGGERS), timeout=self._timeout)
         )
 
@@ -77,11 +80,7 @@ class LightRAGPgGraphStore(PgGraph, _LightRAGPg):
         """Whether the stored degrees (table and triggers) are installed in this database."""
         with translate_errors("checking hexrag's stored degrees"):
             async with self._pool.acquire(timeout=self._timeout) as conn:
-                return bool(
-                    await conn.fetchval(
-                        _degrees.STATUS_SQL, list(_degrees.TRIGGERS), timeout=self._timeout
-                    )
-                )
+                return await self._degrees_installed(conn)
 
     async def install_stored_degrees(self) -> None:
         """Create ``hexrag_lightrag_graph_degrees`` and the triggers keeping it (every

@@ -23,6 +23,13 @@ from tests.integration.golden import (
 )
 from tests.unit.test_round_trips import BUDGET, SCOPED_EXTRA
 
+#: every mixed-stack test module's marks: one event loop per module, the servers it needs
+MARKS = [
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.backend("postgres"),
+    pytest.mark.backend("milvus"),
+    pytest.mark.backend("redis"),
+]
 NEO4J = pytest.mark.backend("neo4j")
 
 N_ENTITIES = 150

@@ -39,6 +39,7 @@ from tests.integration.golden import (
     GoldenQuery,
 )
 from tests.integration.mixed_stacks.support import (
+    MARKS,
     NEO4J,
     STACKS,
     Case,
@@ -50,12 +51,7 @@ from tests.integration.mixed_stacks.support import (
     stack_id,
 )
 
-pytestmark = [
-    pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.backend("postgres"),
-    pytest.mark.backend("milvus"),
-    pytest.mark.backend("redis"),
-]
+pytestmark = MARKS
 
 
 # --------------------------------------------------------------------------------------

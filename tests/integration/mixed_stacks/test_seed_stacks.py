@@ -41,6 +41,7 @@ from tests.integration.golden import (
     GoldenQuery,
 )
 from tests.integration.mixed_stacks.support import (
+    MARKS,
     NEO4J,
     CountedStack,
     RedisHandle,
@@ -51,12 +52,7 @@ from tests.integration.mixed_stacks.support import (
     _pg_indexes,
 )
 
-pytestmark = [
-    pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.backend("postgres"),
-    pytest.mark.backend("milvus"),
-    pytest.mark.backend("redis"),
-]
+pytestmark = MARKS
 
 
 # --------------------------------------------------------------------------------------
