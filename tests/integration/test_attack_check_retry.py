@@ -42,7 +42,7 @@ from hexrag.devtools.scripted_kg import chat_responder, kg_reply
 from hexrag.devtools.scripted_openai import Reply, ScriptedOpenAIServer
 from tests.integration.test_cli_serve_answer import _free_port, _Served
 from tests.services import unavailable
-from tests.services.postgres import pg_dsn  # noqa: F401
+from tests.services.postgres import pg_dsn, start_pgserver  # noqa: F401
 
 DIM = 32
 DOCS = [
@@ -251,10 +251,10 @@ def _pgserver(pgdata: str) -> Any:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            import pgserver
+            import pgserver  # noqa: F401  (is it installed? start_pgserver starts it)
     except ImportError as exc:
         unavailable(f"pgserver is not installed: {exc}")
-    return pgserver.get_server(pgdata, cleanup_mode="stop")
+    return start_pgserver(pgdata)
 
 
 @pytest.fixture

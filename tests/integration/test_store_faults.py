@@ -26,6 +26,7 @@ from hexrag.transfer import StackStores
 from hexrag.transfer.migrate import migrate_stack
 from tests.integration.test_cli_serve_answer import _clean_env, _Served  # noqa: F401
 from tests.services import unavailable
+from tests.services.postgres import start_pgserver
 from tests.services.redis import RedisServer, find_redis_binary
 
 pytestmark = [pytest.mark.backend("postgres"), pytest.mark.backend("redis")]
@@ -45,9 +46,7 @@ class World:
         self.pg.cleanup()
 
     def pg_start(self) -> None:
-        import pgserver
-
-        self.pg = pgserver.get_server(self.pgdata, cleanup_mode="stop")
+        self.pg = start_pgserver(self.pgdata)
         assert self.pg.get_uri() == self.dsn
 
 
@@ -91,12 +90,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            import pgserver
+            import pgserver  # noqa: F401  (is it installed? start_pgserver starts it)
     except ImportError as exc:
         unavailable(f"pgserver is not installed: {exc}")
     tmp = tmp_path_factory.mktemp("faults")
     pgdata = str(tmp / "pgdata")
-    pg = pgserver.get_server(pgdata, cleanup_mode="stop")
+    pg = start_pgserver(pgdata)
     redis = RedisServer(binary, persist=True)
     redis.start()
     try:

@@ -40,6 +40,7 @@ __all__ = [
     "pg_schema",
     "postgres_dsn",
     "require_backends",
+    "start_pgserver",
     "unavailable",
 ]
 
@@ -48,6 +49,40 @@ HOW_TO = (
     "root it also needs `useradd` to create the `pgserver` system user; or set "
     "HEXRAG_POSTGRES_DSN to a disposable PostgreSQL server with the pgvector extension"
 )
+
+
+def _killed_by_signal(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it was raised from) is a child process killed by a signal."""
+    import subprocess
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, subprocess.CalledProcessError) and seen.returncode < 0:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def start_pgserver(pgdata: str, cleanup_mode: str = "stop", attempts: int = 3) -> Any:
+    """Start (or restart) the ``pgserver`` PostgreSQL in ``pgdata`` and return its handle.
+
+    A ``pg_ctl`` child killed by a signal before it ran (a crash between ``fork`` and
+    ``exec``, see ``tests/conftest.py``) is retried, at most ``attempts`` times in all; any
+    other failure, or the last attempt's, is raised as it is.
+    """
+    with warnings.catch_warnings():
+        # platformdirs warns that XDG_RUNTIME_DIR is unset (pgserver keeps its lock there).
+        warnings.simplefilter("ignore")
+        import pgserver
+
+    for attempt in range(1, attempts + 1):
+        try:
+            return pgserver.get_server(pgdata, cleanup_mode=cleanup_mode)
+        except Exception as exc:
+            if attempt == attempts or not _killed_by_signal(exc):
+                raise
+            warnings.warn(f"pg_ctl killed by a signal (attempt {attempt}), retrying", stacklevel=2)
+    raise AssertionError("unreachable")
 
 
 class PgTestServer:
@@ -64,12 +99,7 @@ class PgTestServer:
     def start(self) -> None:
         """Start the server and check that pgvector can be created in it."""
         started = time.monotonic()
-        with warnings.catch_warnings():
-            # platformdirs warns that XDG_RUNTIME_DIR is unset (pgserver keeps its lock there).
-            warnings.simplefilter("ignore")
-            import pgserver
-
-        self.server = pgserver.get_server(self.pgdata, cleanup_mode="delete")
+        self.server = start_pgserver(self.pgdata, cleanup_mode="delete")
         self.dsn = self.server.get_uri()
         # A throwaway server: durability settings off make the many small test commits cheap.
         out = self.server.psql(
