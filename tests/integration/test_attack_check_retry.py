@@ -21,7 +21,6 @@ import sys
 import tempfile
 import time
 import uuid
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -249,12 +248,9 @@ def test_ingest_retry_failed_through_the_cli(tmp_path: Path) -> None:
 
 def _pgserver(pgdata: str) -> Any:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import pgserver  # noqa: F401  (is it installed? start_pgserver starts it)
+        return start_pgserver(pgdata)
     except ImportError as exc:
         unavailable(f"pgserver is not installed: {exc}")
-    return start_pgserver(pgdata)
 
 
 @pytest.fixture

